@@ -1,0 +1,136 @@
+"""Command line: parse arguments, pick the mode (headless, pipe, REPL), run, and map the outcome to an exit code.
+
+Kept light on purpose: `ram --version` and `ram --help` import nothing but argparse; the agent's modules load
+only once a task is about to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .config import ProviderConfig
+
+EPILOG = """\
+modes:
+  ram "task"              run one task to completion (headless)
+  ram -p < task.txt       read the task from stdin (also: echo task | ram)
+  ram                     on a terminal: a minimal interactive loop
+
+environment:
+  OPENAI_API_KEY          key for the OpenAI-compatible provider (chosen first when set)
+  OPENAI_BASE_URL         default https://api.deepseek.com (a loopback URL needs no key)
+  OPENAI_MODEL            default deepseek-chat
+  ANTHROPIC_API_KEY       key for the Anthropic Messages API (ANTHROPIC_AUTH_TOKEN for bearer gateways)
+  ANTHROPIC_BASE_URL      default https://api.anthropic.com
+  ANTHROPIC_MODEL         default claude-sonnet-4-5
+  QUERY_MOCK=1            same as --mock
+  RAM_MAX_OUTPUT_TOKENS   output limit per model call (default: provider's; Anthropic 8192)
+  RAM_MAX_RETRIES         retries of a failed model call (default 4)
+  TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
+
+exit codes:
+  0    completed
+  1    error (model API failure after retries, or an internal error)
+  2    usage or configuration error (e.g. no API key)
+  3    stopped at --max-turns
+  130  interrupted (Ctrl+C)
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ram",
+        description="react-agent-mini: a small, fast terminal coding agent (ReAct loop, tools, any model).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("task", nargs="*", help="the task; omit it to read stdin or start the interactive loop")
+    parser.add_argument(
+        "-p", "--print", dest="pipe", action="store_true", help="non-interactive: read the task from stdin"
+    )
+    parser.add_argument(
+        "--provider", choices=["openai", "anthropic"], help="model API to use (default: whichever key is set)"
+    )
+    parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
+    parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
+    parser.add_argument("--max-turns", type=int, default=20, metavar="N", help="stop after N model calls (default 20)")
+    parser.add_argument(
+        "--output-format",
+        choices=["text", "json", "stream-json"],
+        default="text",
+        help="text (answer on stdout, tool lines on stderr), json (one result object), "
+        "stream-json (one JSON event per line)",
+    )
+    parser.add_argument("--version", action="version", version=f"react-agent-mini {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.max_turns < 1:
+        parser.error("--max-turns must be at least 1")
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # stdout went away (e.g. `ram task | head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .config import ConfigError, resolve_provider
+    from .trace import trace
+
+    task = " ".join(args.task).strip()
+    stdin_is_tty = sys.stdin.isatty()
+    if args.pipe or (not task and not stdin_is_tty):
+        mode = "pipe"
+        piped = "" if stdin_is_tty else sys.stdin.read()
+        task = "\n\n".join(part for part in (task, piped.strip()) if part)
+        if not task:
+            print("error: no task given (pass it as an argument or on stdin)", file=sys.stderr)
+            return 2
+    elif task:
+        mode = "headless"
+    else:
+        mode = "repl"
+    try:
+        config = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    trace("cli.start", mode=mode, provider=config.kind)
+    if mode == "repl":
+        from .ui.repl import run_repl
+
+        return run_repl(config, max_turns=args.max_turns)
+    return _run_task(config, task, args)
+
+
+def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .headless import run_headless
+
+    try:
+        return asyncio.run(run_headless(config, task, max_turns=args.max_turns, output_format=args.output_format))
+    except Exception as exc:  # last resort: one line, never a traceback
+        if os.environ.get("RAM_DEBUG") == "1":
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

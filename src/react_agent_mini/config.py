@@ -1,0 +1,130 @@
+"""Configuration read once at startup: which provider, which model, where, with which key.
+
+Precedence: command-line flags, then environment variables, then defaults. The key is held here and in the
+provider only; it is never traced, logged, or put in a prompt (`repr` hides it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlparse
+
+from .providers.base import ModelProvider
+
+ProviderKind = Literal["openai", "anthropic", "mock"]
+
+DEFAULT_OPENAI_BASE_URL = "https://api.deepseek.com"
+DEFAULT_OPENAI_MODEL = "deepseek-chat"
+DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_MAX_RETRIES = 4
+
+NO_KEY_MESSAGE = (
+    "No API key found. Set OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with "
+    "OPENAI_BASE_URL) or ANTHROPIC_API_KEY, or run `ram --mock` for the offline scripted demo."
+)
+
+
+class ConfigError(Exception):
+    """A setup problem the user must fix; the message is one line saying how."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderConfig:
+    """Everything needed to build a provider."""
+
+    kind: ProviderKind
+    model: str
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    auth_token: str = field(default="", repr=False)
+    """Anthropic gateways that take `Authorization: Bearer` (ANTHROPIC_AUTH_TOKEN)."""
+    max_output_tokens: int | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+
+def _int_env(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}")
+    return int(raw)
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlparse(url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+
+
+def resolve_provider(
+    env: Mapping[str, str] | None = None,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    mock: bool = False,
+) -> ProviderConfig:
+    """Pick the provider from flags and environment, or raise ConfigError."""
+    env = os.environ if env is None else env
+    max_output = _int_env(env, "RAM_MAX_OUTPUT_TOKENS")
+    retries = _int_env(env, "RAM_MAX_RETRIES")
+    retries = DEFAULT_MAX_RETRIES if retries is None else retries
+    if mock or env.get("QUERY_MOCK") == "1" or provider == "mock":
+        return ProviderConfig("mock", model or "mock-scripted", max_retries=retries)
+    openai_key = env.get("OPENAI_API_KEY", "").strip()
+    anthropic_key = env.get("ANTHROPIC_API_KEY", "").strip()
+    anthropic_token = env.get("ANTHROPIC_AUTH_TOKEN", "").strip()
+    if provider is None:
+        if openai_key:
+            provider = "openai"
+        elif anthropic_key or anthropic_token:
+            provider = "anthropic"
+        elif env.get("OPENAI_BASE_URL") and _is_loopback(env["OPENAI_BASE_URL"]):
+            provider = "openai"  # a local server (Ollama, llama.cpp, vLLM) needs no key
+        else:
+            raise ConfigError(NO_KEY_MESSAGE)
+    if provider == "openai":
+        base_url = env.get("OPENAI_BASE_URL", "").strip() or DEFAULT_OPENAI_BASE_URL
+        if not openai_key and not _is_loopback(base_url):
+            raise ConfigError("OPENAI_API_KEY is not set (needed for " + base_url + "); or use `--mock`.")
+        return ProviderConfig(
+            "openai",
+            model or env.get("OPENAI_MODEL", "").strip() or DEFAULT_OPENAI_MODEL,
+            base_url,
+            api_key=openai_key or "local",
+            max_output_tokens=max_output,
+            max_retries=retries,
+        )
+    if provider == "anthropic":
+        if not anthropic_key and not anthropic_token:
+            raise ConfigError("ANTHROPIC_API_KEY is not set; set it, or use `--mock`.")
+        return ProviderConfig(
+            "anthropic",
+            model or env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_ANTHROPIC_MODEL,
+            env.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_ANTHROPIC_BASE_URL,
+            api_key=anthropic_key,
+            auth_token=anthropic_token,
+            max_output_tokens=max_output,
+            max_retries=retries,
+        )
+    raise ConfigError(f"unknown provider {provider!r}: use openai, anthropic or --mock")
+
+
+def build_provider(config: ProviderConfig, *, mock_chunk_delay: float = 0.0) -> ModelProvider:
+    """The provider for a config; each adapter module is imported only when chosen."""
+    if config.kind == "openai":
+        from .providers.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider(config.api_key, config.base_url, config.model, config.max_output_tokens)
+    if config.kind == "anthropic":
+        from .providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            config.api_key, config.base_url, config.model, config.max_output_tokens, config.auth_token
+        )
+    from .providers.mock import MockProvider
+
+    return MockProvider(chunk_delay=mock_chunk_delay, model=config.model)

@@ -1,0 +1,125 @@
+"""What streams out of a model call and out of the agent loop.
+
+A provider yields `TextDelta`/`ThinkingDelta` while the answer arrives, `StreamRetry` when it starts over, and
+exactly one `ModelResponse` at the end. `query()` passes those through and adds tool progress, the messages it
+appends to the history, notices, and finally one `Terminal`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
+
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
+TerminalReason: TypeAlias = Literal["completed", "max_turns", "aborted", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's visible answer, as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRetry:
+    """The model call failed transiently and is being retried from the start."""
+
+    attempt: int
+    """The attempt about to start (2 = first retry)."""
+    max_attempts: int
+    """Attempts allowed in total."""
+    delay: float
+    """Seconds waited before the attempt."""
+    reason: str
+    """One line saying what failed."""
+    discarded_output: bool
+    """True when deltas of the failed attempt were already yielded (a renderer may have shown them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The complete answer of one model call."""
+
+    message: Message
+    """The assistant message (text, reasoning and tool calls, in the order the model wrote them)."""
+    stop_reason: StopReason
+    """Why generation stopped; `max_tokens` means the output limit cut it."""
+    usage: Usage
+    """Tokens the provider reported for this call."""
+
+
+ModelEvent: TypeAlias = TextDelta | ThinkingDelta | StreamRetry | ModelResponse
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTurn:
+    """The loop appended the model's assistant message to the history."""
+
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    """A tool call is about to run (after validation and permission)."""
+
+    tool_use: ToolUseBlock
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    """A tool call produced its result."""
+
+    tool_use: ToolUseBlock
+    result: ToolResultBlock
+    after: tuple[ContentBlock, ...] = ()
+    """Blocks the tool asked to place after its result (e.g. a skill body)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResults:
+    """The loop appended the user message answering every tool call of the last assistant message."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know that is not model output (one line)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Terminal:
+    """The loop ended; always the last event."""
+
+    reason: TerminalReason
+    turns: int
+    """Model calls made in this run."""
+    error: str = ""
+    """One-line description when reason is `error`."""
+
+
+QueryEvent: TypeAlias = (
+    TextDelta
+    | ThinkingDelta
+    | StreamRetry
+    | AssistantTurn
+    | ToolStarted
+    | ToolFinished
+    | ToolResults
+    | Notice
+    | Terminal
+)

@@ -1,0 +1,114 @@
+"""One task, start to finish, without a person at the keyboard (`ram "task"`, `ram -p`).
+
+Runs a single turn of a fresh Session, renders its events in the chosen output format, and returns the exit
+code. Ctrl+C aborts the turn cleanly (the history stays valid); a second Ctrl+C exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from .app import build_session
+from .config import ProviderConfig
+from .events import AssistantTurn, Terminal, ToolResults
+from .messages import ToolUseBlock
+from .output import (
+    JsonRenderer,
+    OutputFormat,
+    Renderer,
+    RunSummary,
+    StreamJsonRenderer,
+    TextRenderer,
+    exit_code,
+)
+from .session import Session
+
+
+def _describe(session: Session, use: ToolUseBlock) -> str:
+    tool = session.tools.get(use.name)
+    return tool.describe_call(use.input) if tool else ""
+
+
+@contextlib.contextmanager
+def interrupt_aborts_turn(session: Session):  # type: ignore[no-untyped-def]
+    """While a turn runs, Ctrl+C aborts it; a second Ctrl+C exits immediately with 130."""
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def on_sigint() -> None:
+        nonlocal presses
+        presses += 1
+        if presses > 1 or not session.abort_current_turn("interrupted"):
+            sys.stderr.write("\nforced exit\n")
+            sys.stderr.flush()
+            raise SystemExit(130)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signal support
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_headless(
+    config: ProviderConfig,
+    task: str,
+    *,
+    max_turns: int = 20,
+    output_format: OutputFormat = "text",
+    cwd: Path | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run `task` once and return the process exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    session, provider = build_session(config, cwd=cwd or Path.cwd(), max_turns=max_turns)
+    renderer: Renderer
+    if output_format == "json":
+        renderer = JsonRenderer(out)
+    elif output_format == "stream-json":
+        stream = StreamJsonRenderer(out, session.session_id)
+        stream.init(
+            model=provider.model,
+            provider=provider.name,
+            cwd=str(session.context.cwd),
+            tools=session.tools.names(),
+        )
+        renderer = stream
+    else:
+        renderer = TextRenderer(out, err, lambda use: _describe(session, use))
+
+    summary = RunSummary(session_id=session.session_id, model=provider.model)
+    started = api_started = time.monotonic()
+    api_seconds = 0.0
+    terminal = Terminal("error", 0, "the turn ended without a result")
+    try:
+        with interrupt_aborts_turn(session):
+            async for event in session.run_turn(task):
+                if isinstance(event, AssistantTurn):
+                    api_seconds += time.monotonic() - api_started
+                    summary.result = event.message.text
+                elif isinstance(event, ToolResults):
+                    api_started = time.monotonic()
+                elif isinstance(event, Terminal):
+                    terminal = event
+                renderer.event(event)
+    finally:
+        await provider.aclose()
+    summary.usage = session.totals.usage
+    summary.duration_ms = round((time.monotonic() - started) * 1000)
+    summary.duration_api_ms = round(api_seconds * 1000)
+    renderer.finish(terminal, summary)
+    return exit_code(terminal)

@@ -1,0 +1,193 @@
+"""`query()`: the ReAct loop. Think (call the model), act (run its tool calls), observe (append results), repeat.
+
+Each iteration builds the outbound copy of the history through the compaction stages, streams one model call,
+appends the assistant message, runs its tool calls and appends their results. It ends with a `Terminal` event:
+`completed` (the model answered without tool calls), `max_turns`, `aborted` or `error`. Everything with a side
+effect arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .abort import Aborted, AbortSignal
+from .compact.pipeline import (
+    CompactOptions,
+    apply_retain_tail_if_needed,
+    apply_tool_result_budget,
+    microcompact_messages,
+)
+from .events import (
+    AssistantTurn,
+    ModelEvent,
+    ModelResponse,
+    Notice,
+    QueryEvent,
+    Terminal,
+    TerminalReason,
+    ToolFinished,
+    ToolResults,
+)
+from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from .permissions.policy import CanUseTool, allow_read_only
+from .providers.base import ModelRequest
+from .providers.errors import ProviderError
+from .tools.base import ToolContext, ToolRegistry
+from .tools.runner import ToolRun, run_tool_calls
+from .trace import trace
+
+CUT_TOOL_CALL = (
+    "Not executed: your response was cut off by the output token limit before this tool call was complete. "
+    "Send the call again; split large inputs (e.g. a long Write) into smaller steps."
+)
+CUT_TEXT_NOTICE = "The response was cut off by the output token limit."
+
+CallModel = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
+Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(slots=True)
+class QueryDeps:
+    """Every side effect the loop has, injected."""
+
+    call_model: CallModel
+    """Streams one model call (production: the provider wrapped in retries)."""
+    can_use_tool: CanUseTool = allow_read_only
+    """Permission decision for each tool call."""
+    microcompact: Microcompact = microcompact_messages
+    """Stage ② of the compaction pipeline."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for timings."""
+    new_id: Callable[[], str] = _new_id
+    """Ids for the messages the loop creates."""
+
+
+@dataclass(slots=True)
+class QueryParams:
+    """What one run of the loop works on."""
+
+    messages: Sequence[Message]
+    """History so far, ending with the user's message; the loop works on its own copy."""
+    tools: ToolRegistry
+    context: ToolContext
+    system: str = ""
+    max_turns: int = 20
+    """Model calls allowed in this run."""
+    compact: CompactOptions = field(default_factory=CompactOptions)
+    signal: AbortSignal = field(default_factory=AbortSignal)
+    max_tokens: int | None = None
+    """Output limit per call (None = the provider's default)."""
+
+
+def build_outbound(messages: Sequence[Message], options: CompactOptions, deps: QueryDeps) -> Sequence[Message]:
+    """① budget → ② microcompact → ③ retain tail, on a copy; the history itself is never changed."""
+    if not options.enabled:
+        return messages
+    outbound = apply_tool_result_budget(messages, options)
+    outbound = deps.microcompact(outbound, options)
+    return apply_retain_tail_if_needed(outbound, options)
+
+
+async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEvent]:
+    """Run the loop; the last event is always a `Terminal`."""
+    messages = list(params.messages)
+    run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal)
+    turn = 0
+
+    def end(reason: TerminalReason, error: str = "") -> Terminal:
+        trace("query.turn_end", reason=reason, turn=turn)
+        return Terminal(reason, turn, error)
+
+    while True:
+        turn += 1
+        trace("query.turn_start", turn=turn)
+        outbound = build_outbound(tuple(messages), params.compact, deps)  # a snapshot: `messages` grows
+        request = ModelRequest(params.system, outbound, params.tools.specs(), params.max_tokens)
+        response: ModelResponse | None = None
+        try:
+            async for event in _until_aborted(deps.call_model(request), params.signal):
+                if isinstance(event, ModelResponse):
+                    response = event
+                else:
+                    yield event
+        except Aborted:
+            yield end("aborted")
+            return
+        except ProviderError as exc:
+            yield end("error", exc.message)
+            return
+        if response is None:
+            yield end("error", "the model stream ended without a response")
+            return
+
+        assistant = replace(response.message, id=deps.new_id())
+        messages.append(assistant)
+        yield AssistantTurn(assistant, response.stop_reason, response.usage)
+        uses = assistant.tool_uses
+        if not uses:
+            if response.stop_reason == "max_tokens":
+                yield Notice(CUT_TEXT_NOTICE)
+            yield end("completed")
+            return
+
+        results: dict[str, ToolResultBlock] = {}
+        after: list[ContentBlock] = []
+        if response.stop_reason == "max_tokens":
+            yield Notice(CUT_TEXT_NOTICE + " Its tool calls were not executed.")
+            results = {u.id: ToolResultBlock(u.id, CUT_TOOL_CALL, is_error=True) for u in uses}
+        else:
+            async for tool_event in run_tool_calls(uses, run):
+                yield tool_event
+                if isinstance(tool_event, ToolFinished):
+                    results[tool_event.tool_use.id] = tool_event.result
+                    after.extend(tool_event.after)
+
+        answer = Message("user", (*_in_order(uses, results), *after), id=deps.new_id())
+        messages.append(answer)
+        yield ToolResults(answer)
+
+        if params.signal.aborted or run.end_turn:
+            yield end("aborted")
+            return
+        if turn >= params.max_turns:
+            yield end("max_turns")
+            return
+
+
+def _in_order(uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> list[ToolResultBlock]:
+    """One result per call, in call order (a missing one would be a runner bug; answer it anyway)."""
+    return [
+        results.get(u.id) or ToolResultBlock(u.id, "No result was produced for this call.", is_error=True) for u in uses
+    ]
+
+
+async def _until_aborted(events: AsyncIterator[ModelEvent], signal: AbortSignal) -> AsyncIterator[ModelEvent]:
+    """Pass events through; when the signal fires, cancel the pending read and raise Aborted."""
+    try:
+        while True:
+            has_item, item = await signal.race(_next(events))
+            if not has_item:
+                return
+            assert item is not None
+            yield item
+    finally:
+        closer: Any = getattr(events, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):  # a stream closed mid-read may complain; nothing is left to keep
+                await closer()
+
+
+async def _next(events: AsyncIterator[ModelEvent]) -> tuple[bool, ModelEvent | None]:
+    try:
+        return True, await anext(events)
+    except StopAsyncIteration:
+        return False, None

@@ -1,0 +1,221 @@
+"""The one internal message format: Anthropic-shaped content blocks.
+
+Every part of the agent (loop, session, compaction, transcript) speaks these types; the provider adapters
+translate them to and from their wire formats at the edge. Blocks and messages are frozen dataclasses, so a
+pipeline stage that changes nothing can hand back the very same objects (identity is meaningful).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text written by the user or the model."""
+
+    text: str
+    """The text itself."""
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call requested by the model."""
+
+    id: str
+    """Provider-assigned call id; the matching tool_result carries it as `tool_use_id`."""
+    name: str
+    """Tool name as the model sent it (may name an unknown tool)."""
+    input: Mapping[str, Any]
+    """Parsed JSON arguments (an empty mapping when the model sent invalid JSON)."""
+    type: Literal["tool_use"] = "tool_use"
+    input_error: str = ""
+    """Set by a provider adapter when the arguments were not a JSON object; the loop then answers with this
+    error instead of running the tool. Not part of the wire format."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The answer to one tool_use, sent back to the model in a user message."""
+
+    tool_use_id: str
+    """The `id` of the tool_use this answers."""
+    content: str
+    """What the model reads: output, or an error it can act on."""
+    is_error: bool = False
+    """True when the call failed, was denied, skipped or invalid."""
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Model reasoning kept intact so it can be sent back (Anthropic thinking, OpenAI-compatible reasoning_content)."""
+
+    thinking: str
+    """The reasoning text."""
+    signature: str = ""
+    """Anthropic's signature over the block; empty for OpenAI-compatible reasoning_content."""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinkingBlock:
+    """Anthropic's encrypted reasoning; opaque, returned verbatim."""
+
+    data: str
+    """The opaque payload."""
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+Role: TypeAlias = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation message: a role and its content blocks."""
+
+    role: Role
+    """`user` (people, tool results, injected context) or `assistant` (the model)."""
+    content: tuple[ContentBlock, ...]
+    """Blocks in order; tool_result blocks come before any text in a user message."""
+    meta: bool = False
+    """True for messages the agent injected (context, skill bodies, notices) rather than the user typed."""
+    id: str = ""
+    """Stable id for transcripts (empty when not assigned)."""
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool_use blocks of this message, in order."""
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        """The tool_result blocks of this message, in order."""
+        return [b for b in self.content if isinstance(b, ToolResultBlock)]
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined (no separator), as a reader would see them."""
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def is_user_text(self) -> bool:
+        """True for a user message made only of text: a safe place to cut history."""
+        return self.role == "user" and bool(self.content) and all(isinstance(b, TextBlock) for b in self.content)
+
+
+def user_text(text: str, *, meta: bool = False, id: str = "") -> Message:
+    """A user message holding one text block."""
+    return Message("user", (TextBlock(text),), meta=meta, id=id)
+
+
+def assistant_text(text: str, *, id: str = "") -> Message:
+    """An assistant message holding one text block."""
+    return Message("assistant", (TextBlock(text),), id=id)
+
+
+def tool_results_message(results: Iterable[ToolResultBlock], after: Sequence[ContentBlock] = ()) -> Message:
+    """One user message answering a batch of tool calls; `after` (e.g. a skill body) follows the results."""
+    return Message("user", (*results, *after))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model call, normalised across providers (Anthropic semantics)."""
+
+    input_tokens: int = 0
+    """Input tokens billed at the plain rate (excludes cache reads and writes)."""
+    output_tokens: int = 0
+    """Generated tokens."""
+    cache_read_input_tokens: int = 0
+    """Input tokens served from the provider's prompt cache."""
+    cache_creation_input_tokens: int = 0
+    """Input tokens written to the prompt cache (Anthropic)."""
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Everything the model read on this call: the context size it saw."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """Claude Code's usage field names."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+# ---- (de)serialisation: the Anthropic-shaped JSON used by transcripts and --output-format json ----
+
+
+def block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    """A block as Anthropic-shaped JSON (`is_error` only when true, as the API writes it)."""
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text}
+        case ToolUseBlock(id=id_, name=name, input=input_):
+            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
+        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
+            out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid, "content": content}
+            if is_error:
+                out["is_error"] = True
+            return out
+        case ThinkingBlock(thinking=thinking, signature=signature):
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case RedactedThinkingBlock(data=data):
+            return {"type": "redacted_thinking", "data": data}
+
+
+def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
+    """Inverse of `block_to_dict`; raises ValueError on an unknown block type."""
+    kind = raw.get("type")
+    if kind == "text":
+        return TextBlock(str(raw["text"]))
+    if kind == "tool_use":
+        return ToolUseBlock(str(raw["id"]), str(raw["name"]), dict(raw.get("input") or {}))
+    if kind == "tool_result":
+        return ToolResultBlock(str(raw["tool_use_id"]), str(raw.get("content", "")), bool(raw.get("is_error")))
+    if kind == "thinking":
+        return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(str(raw["data"]))
+    raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as `{"role", "content": [...]}` plus `meta`/`id` when set."""
+    out: dict[str, Any] = {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+    if message.meta:
+        out["meta"] = True
+    if message.id:
+        out["id"] = message.id
+    return out
+
+
+def message_from_dict(raw: Mapping[str, Any]) -> Message:
+    """Inverse of `message_to_dict`."""
+    role = raw.get("role")
+    if role not in ("user", "assistant"):
+        raise ValueError(f"unknown message role: {role!r}")
+    blocks = tuple(block_from_dict(b) for b in raw.get("content", ()))
+    return Message(role, blocks, meta=bool(raw.get("meta")), id=str(raw.get("id", "")))
+
+
+def unanswered_tool_uses(messages: Sequence[Message]) -> list[ToolUseBlock]:
+    """Tool calls in `messages` that no tool_result answers (should always be empty between model calls)."""
+    answered = {r.tool_use_id for m in messages for r in m.tool_results}
+    return [u for m in messages for u in m.tool_uses if u.id not in answered]

@@ -1,0 +1,215 @@
+"""Headless output: how loop events reach stdout and stderr in `text`, `json` and `stream-json` formats.
+
+Field names follow Claude Code's `--output-format json|stream-json`, so scripts written for it work here:
+a final `{"type": "result", "subtype", "is_error", "result", "num_turns", "session_id", "usage", ...}` object.
+In `text`, the answer streams to stdout and one status line per tool call goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TextIO
+
+from .events import (
+    AssistantTurn,
+    Notice,
+    QueryEvent,
+    StreamRetry,
+    Terminal,
+    TextDelta,
+    ToolFinished,
+    ToolResults,
+    ToolStarted,
+)
+from .messages import ToolUseBlock, Usage, message_to_dict
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_MAX_TURNS = 3
+EXIT_ABORTED = 130
+
+_SUBTYPES = {
+    "completed": "success",
+    "max_turns": "error_max_turns",
+    "aborted": "error_aborted",
+    "error": "error_during_execution",
+}
+_EXIT_CODES = {
+    "completed": EXIT_OK,
+    "max_turns": EXIT_MAX_TURNS,
+    "aborted": EXIT_ABORTED,
+    "error": EXIT_ERROR,
+}
+
+
+def exit_code(terminal: Terminal) -> int:
+    return _EXIT_CODES[terminal.reason]
+
+
+def short(text: str, limit: int) -> str:
+    """One line, at most `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def tool_status(use: ToolUseBlock, label: str) -> str:
+    """`[tool] Read: notes.txt`"""
+    return f"[tool] {use.name}: {short(label, 80)}" if label else f"[tool] {use.name}"
+
+
+@dataclass
+class RunSummary:
+    """What the final result object reports."""
+
+    session_id: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    result: str = ""
+    """Text of the last assistant message."""
+    duration_ms: int = 0
+    duration_api_ms: int = 0
+
+
+def result_object(terminal: Terminal, summary: RunSummary) -> dict[str, Any]:
+    """Claude Code's final `result` object."""
+    out: dict[str, Any] = {
+        "type": "result",
+        "subtype": _SUBTYPES[terminal.reason],
+        "is_error": terminal.reason != "completed",
+        "duration_ms": summary.duration_ms,
+        "duration_api_ms": summary.duration_api_ms,
+        "num_turns": terminal.turns,
+        "result": summary.result,
+        "session_id": summary.session_id,
+        "model": summary.model,
+        "usage": summary.usage.to_dict(),
+    }
+    if terminal.error:
+        out["error"] = terminal.error
+    return out
+
+
+class Renderer(Protocol):
+    def event(self, event: QueryEvent) -> None: ...
+    def finish(self, terminal: Terminal, summary: RunSummary) -> None: ...
+
+
+class TextRenderer:
+    """Answer text to stdout as it streams; tool status, notices and errors to stderr."""
+
+    def __init__(self, out: TextIO, err: TextIO, describe: Callable[[ToolUseBlock], str]) -> None:
+        self.out, self.err = out, err
+        self.describe = describe
+        """The status-line label of a call (the caller knows the tools)."""
+        self._line_open = False
+
+    def _close_line(self) -> None:
+        if self._line_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._line_open = False
+
+    def event(self, event: QueryEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self._line_open = not event.text.endswith("\n")
+        elif isinstance(event, AssistantTurn):
+            self._close_line()
+        elif isinstance(event, ToolStarted):
+            self.err.write(tool_status(event.tool_use, self.describe(event.tool_use)) + "\n")
+        elif isinstance(event, ToolFinished) and event.result.is_error:
+            self.err.write(f"[tool] {event.tool_use.name} error — {short(event.result.content, 100)}\n")
+        elif isinstance(event, Notice):
+            self._close_line()
+            self.err.write(f"[note] {event.text}\n")
+        elif isinstance(event, StreamRetry):
+            self._close_line()
+            self.err.write(
+                f"[retry] {short(event.reason, 120)} — attempt {event.attempt}/{event.max_attempts} "
+                f"in {event.delay:.1f}s\n"
+            )
+        self.err.flush()
+
+    def finish(self, terminal: Terminal, summary: RunSummary) -> None:
+        self._close_line()
+        if terminal.reason == "error":
+            self.err.write(f"error: {terminal.error}\n")
+        elif terminal.reason == "max_turns":
+            self.err.write(f"stopped: reached the limit of {terminal.turns} model calls (--max-turns)\n")
+        elif terminal.reason == "aborted":
+            self.err.write("interrupted\n")
+        self.err.flush()
+
+
+class JsonRenderer:
+    """Nothing until the end, then one result object on stdout."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def event(self, event: QueryEvent) -> None:
+        return None
+
+    def finish(self, terminal: Terminal, summary: RunSummary) -> None:
+        self.out.write(json.dumps(result_object(terminal, summary), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class StreamJsonRenderer:
+    """One JSON object per line: init, each message as it is appended, retries and notices, then the result."""
+
+    def __init__(self, out: TextIO, session_id: str) -> None:
+        self.out = out
+        self.session_id = session_id
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def init(self, *, model: str, provider: str, cwd: str, tools: list[str]) -> None:
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": self.session_id,
+                "cwd": cwd,
+                "model": model,
+                "provider": provider,
+                "tools": tools,
+            }
+        )
+
+    def event(self, event: QueryEvent) -> None:
+        if isinstance(event, AssistantTurn):
+            self.emit(
+                {
+                    "type": "assistant",
+                    "message": message_to_dict(event.message),
+                    "session_id": self.session_id,
+                }
+            )
+        elif isinstance(event, ToolResults):
+            self.emit({"type": "user", "message": message_to_dict(event.message), "session_id": self.session_id})
+        elif isinstance(event, StreamRetry):
+            self.emit(
+                {
+                    "type": "system",
+                    "subtype": "api_retry",
+                    "attempt": event.attempt,
+                    "max_retries": event.max_attempts - 1,
+                    "retry_delay_ms": round(event.delay * 1000),
+                    "error": event.reason,
+                    "session_id": self.session_id,
+                }
+            )
+        elif isinstance(event, Notice):
+            self.emit({"type": "system", "subtype": "notice", "text": event.text, "session_id": self.session_id})
+
+    def finish(self, terminal: Terminal, summary: RunSummary) -> None:
+        self.emit(result_object(terminal, summary))

@@ -1,0 +1,276 @@
+"""Anthropic Messages API: our messages out (they are already Anthropic-shaped), the event stream in.
+
+Wire facts this adapter relies on:
+- a stream is `message_start`, `ping`s, per block `content_block_start` / `_delta` / `_stop`, `message_delta`
+  (stop_reason, output tokens) and `message_stop`; an `error` event can arrive at any point;
+- tool input arrives as `input_json_delta.partial_json` fragments, parsed when the block stops;
+- thinking blocks (with their signature) and redacted_thinking blocks must be sent back unchanged;
+- prompt caching: up to 4 `cache_control` breakpoints. We mark the system prompt, the last tool, and the last
+  block of the newest message (the moving tail), so each call reads the previous call's prefix from cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator, Iterator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
+from ..messages import (
+    ContentBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+    block_to_dict,
+)
+from ..trace import trace
+from .base import ModelRequest, ToolSpec, decode_json_event, trace_response
+from .errors import MalformedStream, ProviderError, RateLimitError, ServerError, StreamInterrupted
+from .http import new_client, post_sse
+
+if TYPE_CHECKING:
+    import httpx
+
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+EPHEMERAL = {"type": "ephemeral"}
+
+# ---- our messages → the wire ----
+
+
+def _sendable(block: ContentBlock) -> bool:
+    if isinstance(block, TextBlock):
+        return bool(block.text)  # the API rejects empty text blocks
+    if isinstance(block, ThinkingBlock):
+        return bool(block.signature)  # unsigned reasoning came from another provider
+    return True
+
+
+def to_anthropic_messages(messages: Sequence[Message], *, cache_tail: bool = True) -> list[dict[str, Any]]:
+    """Wire messages; the newest cacheable block gets a cache breakpoint when `cache_tail`."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        blocks = [block_to_dict(b) for b in message.content if _sendable(b)]
+        if blocks:  # an empty message (the model said nothing) cannot be sent
+            out.append({"role": message.role, "content": blocks})
+    if cache_tail and out:
+        for block in reversed(out[-1]["content"]):
+            if block["type"] not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = EPHEMERAL
+                break
+    return out
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools with their full JSON Schema; the last one closes the cached tools prefix."""
+    out: list[dict[str, Any]] = [
+        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools
+    ]
+    if out:
+        out[-1]["cache_control"] = EPHEMERAL
+    return out
+
+
+def to_anthropic_system(system: str) -> list[dict[str, Any]]:
+    """The system prompt as one cached text block."""
+    return [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
+
+
+# ---- the wire → our events ----
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "stop_sequence": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+}
+
+
+@dataclass
+class _OpenBlock:
+    kind: str
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+    id: str = ""
+    name: str = ""
+    data: str = ""
+
+
+@dataclass
+class AnthropicStreamAssembler:
+    """Accumulates stream events; `finish()` builds the response. Pure: no I/O."""
+
+    open: dict[int, _OpenBlock] = field(default_factory=dict)
+    done: dict[int, ContentBlock] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    stopped: bool = False
+
+    def feed(self, event: dict[str, Any]) -> Iterator[ModelEvent]:
+        """Take one decoded event; yield the deltas it carries."""
+        kind = event.get("type")
+        if kind == "message_start":
+            self.usage = _merge_usage(self.usage, event.get("message", {}).get("usage") or {})
+        elif kind == "content_block_start":
+            self._start(int(event["index"]), event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            yield from self._delta(int(event["index"]), event.get("delta") or {})
+        elif kind == "content_block_stop":
+            index = int(event["index"])
+            if index in self.open:
+                self.done[index] = _close(self.open.pop(index), self.stop_reason)
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self.usage = _merge_usage(self.usage, event.get("usage") or {})
+        elif kind == "message_stop":
+            self.stopped = True
+        elif kind == "error":
+            raise _stream_error(event.get("error") or {})
+        # `ping` and unknown future events are ignored, as the API asks.
+
+    def _start(self, index: int, block: dict[str, Any]) -> None:
+        kind = str(block.get("type"))
+        opened = _OpenBlock(kind, id=str(block.get("id", "")), name=str(block.get("name", "")))
+        if kind == "text" and block.get("text"):
+            opened.text.append(block["text"])
+        elif kind == "thinking" and block.get("thinking"):
+            opened.text.append(block["thinking"])
+        elif kind == "redacted_thinking":
+            opened.data = str(block.get("data", ""))
+        self.open[index] = opened
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> Iterator[ModelEvent]:
+        block = self.open.get(index)
+        if block is None:
+            raise MalformedStream(f"anthropic API sent a delta for unknown block {index}")
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block.text.append(delta.get("text", ""))
+            yield TextDelta(delta.get("text", ""))
+        elif kind == "thinking_delta":
+            block.text.append(delta.get("thinking", ""))
+            yield ThinkingDelta(delta.get("thinking", ""))
+        elif kind == "signature_delta":
+            block.signature += delta.get("signature", "")
+        elif kind == "input_json_delta":
+            block.text.append(delta.get("partial_json", ""))
+
+    def finish(self) -> ModelResponse:
+        """The complete response; raises StreamInterrupted if `message_stop` never came."""
+        if not self.stopped:
+            raise StreamInterrupted("anthropic API stream ended before the response was complete")
+        for index, block in list(self.open.items()):  # blocks cut without a stop event
+            self.done[index] = _close(block, self.stop_reason)
+        content = tuple(self.done[i] for i in sorted(self.done))
+        stop = _STOP_REASONS.get(self.stop_reason or "", "other")
+        return ModelResponse(Message("assistant", content), stop, self.usage)
+
+
+def _close(block: _OpenBlock, stop_reason: str | None) -> ContentBlock:
+    text = "".join(block.text)
+    if block.kind == "tool_use":
+        return _tool_use(block, text, cut=stop_reason == "max_tokens")
+    if block.kind == "thinking":
+        return ThinkingBlock(text, block.signature)
+    if block.kind == "redacted_thinking":
+        return RedactedThinkingBlock(block.data)
+    return TextBlock(text)
+
+
+def _tool_use(block: _OpenBlock, raw: str, *, cut: bool) -> ToolUseBlock:
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError as exc:
+        reason = "cut off by the output limit" if cut else f"invalid JSON ({exc})"
+        return ToolUseBlock(block.id, block.name, {}, input_error=f"arguments were {reason}")
+    if not isinstance(value, dict):
+        return ToolUseBlock(block.id, block.name, {}, input_error="arguments must be a JSON object")
+    return ToolUseBlock(block.id, block.name, value)
+
+
+def _merge_usage(usage: Usage, raw: dict[str, Any]) -> Usage:
+    """`message_start` carries input counts, `message_delta` the (cumulative) output count."""
+    changes: dict[str, int] = {}
+    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        if raw.get(key) is not None:
+            changes[key] = int(raw[key])
+    return replace(usage, **changes)
+
+
+def _stream_error(error: dict[str, Any]) -> ProviderError:
+    kind = str(error.get("type", "error"))
+    text = f"anthropic API error in stream: {kind}: {error.get('message', '')}".rstrip(": ")
+    if kind == "rate_limit_error":
+        return RateLimitError(text)
+    if kind in ("overloaded_error", "api_error"):
+        return ServerError(text)
+    return ProviderError(text)
+
+
+# ---- the provider ----
+
+
+@dataclass
+class AnthropicProvider:
+    """Streams responses from the Anthropic Messages API (or a compatible proxy)."""
+
+    api_key: str
+    base_url: str
+    model: str
+    max_tokens: int | None = None
+    auth_token: str = ""
+    """Sent as `Authorization: Bearer` instead of `x-api-key` (gateways that expect it)."""
+    name: str = "anthropic"
+    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of the request."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": to_anthropic_messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = to_anthropic_system(request.system)
+        if request.tools:
+            body["tools"] = to_anthropic_tools(request.tools)
+        return body
+
+    def headers(self) -> dict[str, str]:
+        """Auth and version headers."""
+        headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream"}
+        if self.auth_token:
+            headers["authorization"] = f"Bearer {self.auth_token}"
+        else:
+            headers["x-api-key"] = self.api_key
+        return headers
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        if self._client is None:
+            self._client = new_client()
+        trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
+        url = self.base_url.rstrip("/") + "/v1/messages"
+        assembler = AnthropicStreamAssembler()
+        body = self.build_body(request)
+        async with aclosing(
+            post_sse(self._client, url, headers=self.headers(), body=body, provider="anthropic")
+        ) as events:
+            async for sse in events:
+                for event in assembler.feed(decode_json_event(sse.data, "anthropic")):
+                    yield event
+                if assembler.stopped:
+                    break
+        response = assembler.finish()
+        trace_response(response)
+        yield response
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,71 @@
+"""Our small error hierarchy for model calls. Adapters map HTTP and stream failures here, in one place each.
+
+Every error carries a one-line `message` fit to show a user, and says whether a retry may help.
+"""
+
+from __future__ import annotations
+
+
+class ProviderError(Exception):
+    """A model call failed."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait (from `retry-after`/`retry-after-ms`), if any."""
+
+
+class AuthenticationError(ProviderError):
+    """The key was refused (401/403)."""
+
+
+class BadRequestError(ProviderError):
+    """The request was refused as invalid (400/404/413/422): retrying the same request cannot help."""
+
+
+class RateLimitError(ProviderError):
+    """429: too many requests or tokens."""
+
+    retryable = True
+
+
+class ServerError(ProviderError):
+    """408/409/5xx/529: the provider failed or is overloaded."""
+
+    retryable = True
+
+
+class ConnectionFailed(ProviderError):
+    """No response: connection refused, reset, or timed out before the first byte."""
+
+    retryable = True
+
+
+class StreamInterrupted(ProviderError):
+    """The stream stopped before the response was complete (connection dropped midway)."""
+
+    retryable = True
+
+
+class MalformedStream(ProviderError):
+    """The provider sent something that is not its documented wire format."""
+
+
+class MissingConfiguration(ProviderError):
+    """No key, unknown provider name: a setup problem the user must fix."""
+
+
+def error_for_status(status: int, detail: str, *, provider: str, retry_after: float | None) -> ProviderError:
+    """The error for a non-2xx HTTP answer; `detail` is the provider's own message."""
+    text = f"{provider} API error {status}: {detail}".strip()
+    if status in (401, 403):
+        return AuthenticationError(f"{text} (check your API key)", status=status)
+    if status == 429:
+        return RateLimitError(text, status=status, retry_after=retry_after)
+    if status in (408, 409) or status >= 500:
+        return ServerError(text, status=status, retry_after=retry_after)
+    return BadRequestError(text, status=status)

@@ -1,0 +1,109 @@
+"""POST a JSON body and read the answer as server-sent events, mapping every transport failure to our errors.
+
+Shared by both wire adapters: this is the one place where httpx exceptions and HTTP error statuses become
+`ProviderError`s.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConnectionFailed, ProviderError, StreamInterrupted, error_for_status
+from .sse import ServerSentEvent, iter_sse
+
+if TYPE_CHECKING:
+    import httpx
+
+CONNECT_TIMEOUT = 15.0
+READ_TIMEOUT = 300.0  # between two chunks: long reasoning pauses happen
+
+
+def new_client() -> httpx.AsyncClient:
+    """An HTTP client for one provider (httpx is imported here, off the `--version` path)."""
+    import httpx
+
+    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT, write=60.0, pool=CONNECT_TIMEOUT)
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=True)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms`, `retry-after` (seconds or an HTTP date); None when absent or unreadable."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def error_detail(body: bytes) -> str:
+    """The provider's own error message from an error body (both wire formats use `error.message`)."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:300] or "(empty body)"
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+        if data.get("message"):
+            return str(data["message"])
+    return text[:300]
+
+
+async def post_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    provider: str,
+) -> AsyncGenerator[ServerSentEvent, None]:
+    """Stream the events of one request; raise a ProviderError on any failure."""
+    import httpx
+
+    received_any = False
+    try:
+        async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+            if response.status_code >= 400:
+                raw = await response.aread()
+                raise error_for_status(
+                    response.status_code,
+                    error_detail(raw),
+                    provider=provider,
+                    retry_after=parse_retry_after(response.headers),
+                )
+            async for event in iter_sse(response.aiter_lines()):
+                received_any = True
+                yield event
+    except ProviderError:
+        raise
+    except httpx.TimeoutException as exc:
+        raise ConnectionFailed(f"{provider} API timed out ({type(exc).__name__})") from exc
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        raise ConnectionFailed(f"cannot connect to {provider} API at {url}: {exc}") from exc
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+        if received_any:
+            raise StreamInterrupted(f"{provider} API stream dropped midway: {exc}") from exc
+        raise ConnectionFailed(f"{provider} API closed the connection: {exc}") from exc
+    except httpx.HTTPError as exc:
+        raise ConnectionFailed(f"{provider} API request failed: {exc}") from exc

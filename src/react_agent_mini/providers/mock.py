@@ -1,0 +1,113 @@
+"""The scripted model behind `--mock` / `QUERY_MOCK=1`: offline, deterministic, and driving the real tool loop.
+
+It reads the request the loop built (the user's last text and the tool results since) and answers from a
+script, streaming its text in small pieces like a real model:
+- `echo <text>` (the seed's convention): call Echo with `<text>`, then answer `Echo reply: <result>`;
+- anything else: the demo. One message with two tool calls (run in parallel by the loop), then a summary of
+  what came back. It uses whichever of the demo's tools the session offers.
+Everything it says is labelled as scripted, so nobody mistakes it for a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+
+from ..events import ModelEvent, ModelResponse, StopReason, TextDelta
+from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from ..trace import trace
+from .base import ModelRequest, trace_response
+
+ECHO_PATTERN = re.compile(r"\becho\s+(.+)", re.IGNORECASE | re.DOTALL)
+LABEL = "[scripted demo model, no API call made]"
+
+
+@dataclass
+class MockProvider:
+    """A ModelProvider that needs no network."""
+
+    chunk_delay: float = 0.0
+    """Seconds between streamed pieces (a little makes the demo watchable in a terminal)."""
+    name: str = "mock"
+    model: str = "mock-scripted"
+
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
+        task, results = _task_and_results(request.messages)
+        tool_names = {t.name for t in request.tools}
+        blocks = _answer(task, results, tool_names, call_number=_calls_since_task(request.messages))
+        for block in blocks:
+            if isinstance(block, TextBlock):
+                for piece in _pieces(block.text):
+                    if self.chunk_delay:
+                        await asyncio.sleep(self.chunk_delay)
+                    yield TextDelta(piece)
+        stop: StopReason = "tool_use" if any(isinstance(b, ToolUseBlock) for b in blocks) else "end_turn"
+        chars = sum(len(m.text) + sum(len(r.content) for r in m.tool_results) for m in request.messages)
+        usage = Usage(input_tokens=(chars + len(request.system)) // 4, output_tokens=sum(_size(b) for b in blocks))
+        response = ModelResponse(Message("assistant", tuple(blocks)), stop, usage)
+        trace_response(response)
+        yield response
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _size(block: ContentBlock) -> int:
+    return len(block.text) // 4 if isinstance(block, TextBlock) else 10
+
+
+def _pieces(text: str, size: int = 6) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _task_and_results(messages: Sequence[Message]) -> tuple[str, list[ToolResultBlock]]:
+    """The newest user text and every tool result after it."""
+    results: list[ToolResultBlock] = []
+    for message in reversed(messages):
+        if message.role == "user" and message.text.strip() and not message.meta:
+            return message.text.strip(), list(reversed(results))
+        results.extend(reversed(message.tool_results))
+    return "", list(reversed(results))
+
+
+def _calls_since_task(messages: Sequence[Message]) -> int:
+    count = 0
+    for message in reversed(messages):
+        if message.role == "user" and message.text.strip() and not message.meta:
+            break
+        if message.role == "assistant":
+            count += 1
+    return count
+
+
+def _answer(task: str, results: list[ToolResultBlock], tools: set[str], call_number: int) -> list[ContentBlock]:
+    echo = ECHO_PATTERN.search(task)
+    if echo and "Echo" in tools:
+        if call_number == 0:
+            return [ToolUseBlock("toolu_mock_echo_1", "Echo", {"message": echo.group(1).strip()})]
+        return [TextBlock(f"Echo reply: {results[-1].content if results else ''}")]
+    return _demo(task, results, tools, call_number)
+
+
+def _demo(task: str, results: list[ToolResultBlock], tools: set[str], call_number: int) -> list[ContentBlock]:
+    if call_number == 0 and "Echo" in tools:
+        intro = (
+            f"{LABEL}\nYou asked: {task or '(nothing)'}\n"
+            "I will show how the agent loop works: I ask for two tool calls in one message, "
+            "the loop runs them in parallel and sends both results back.\n"
+        )
+        return [
+            TextBlock(intro),
+            ToolUseBlock("toolu_mock_demo_1", "Echo", {"message": "first call: the loop ran me"}),
+            ToolUseBlock("toolu_mock_demo_2", "Echo", {"message": "second call: in the same turn"}),
+        ]
+    lines = [f"{LABEL}", "Both results came back, each paired with its call:"]
+    lines += [f"- {r.tool_use_id}: {r.content}" for r in results]
+    lines.append(
+        "That is the ReAct loop: think, call tools, read the results, answer. "
+        "Set OPENAI_API_KEY (DeepSeek by default) or ANTHROPIC_API_KEY to talk to a real model."
+    )
+    return [TextBlock("\n".join(lines) + "\n")]

@@ -1,0 +1,108 @@
+"""A conversation over many turns (the QueryEngine): history, usage, and the abort switch of the running turn.
+
+`run_turn` appends the user's message, runs `query()` over the whole history and appends every message the
+loop produces as it is produced, so an interrupted turn still leaves a valid history. The system prompt is
+fixed at construction and survives `clear()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+from .abort import AbortSignal
+from .compact.pipeline import CompactOptions
+from .events import AssistantTurn, QueryEvent, Terminal, ToolResults
+from .loop import QueryDeps, QueryParams, query
+from .messages import Message, Usage, user_text
+from .tools.base import ToolContext, ToolRegistry
+
+
+@dataclass(slots=True)
+class SessionTotals:
+    """Running totals over the session."""
+
+    usage: Usage = field(default_factory=Usage)
+    """Summed token usage of every model call."""
+    model_calls: int = 0
+    last_usage: Usage | None = None
+    """Usage of the most recent model call (its input size is the context in use)."""
+
+
+class Session:
+    """Multi-turn state over `query()`."""
+
+    def __init__(
+        self,
+        *,
+        deps: QueryDeps,
+        tools: ToolRegistry,
+        context: ToolContext,
+        system_prompt: str = "",
+        max_turns: int = 20,
+        compact: CompactOptions | None = None,
+        max_tokens: int | None = None,
+        session_id: str = "",
+    ) -> None:
+        self.deps = deps
+        self.tools = tools
+        self.context = context
+        self.system_prompt = system_prompt
+        self.max_turns = max_turns
+        self.compact = compact or CompactOptions()
+        self.max_tokens = max_tokens
+        self.session_id = session_id or deps.new_id()
+        self.messages: list[Message] = []
+        self.totals = SessionTotals()
+        self._signal: AbortSignal | None = None
+
+    @property
+    def turn_in_progress(self) -> bool:
+        return self._signal is not None
+
+    async def run_turn(self, text: str, *, inject_before: Sequence[Message] = ()) -> AsyncIterator[QueryEvent]:
+        """Append `inject_before` then the user's text, and run the loop; yields its events."""
+        if self._signal is not None:
+            raise RuntimeError("a turn is already running")
+        new = list(inject_before)
+        if text.strip():
+            new.append(user_text(text, id=self.deps.new_id()))
+        if not new:
+            raise ValueError("run_turn needs text or inject_before")
+        self.messages.extend(new)
+        self._signal = signal = AbortSignal()
+        params = QueryParams(
+            messages=self.messages,
+            tools=self.tools,
+            context=self.context,
+            system=self.system_prompt,
+            max_turns=self.max_turns,
+            compact=self.compact,
+            signal=signal,
+            max_tokens=self.max_tokens,
+        )
+        try:
+            async for event in query(params, self.deps):
+                if isinstance(event, AssistantTurn):
+                    self.messages.append(event.message)
+                    self.totals.usage += event.usage
+                    self.totals.last_usage = event.usage
+                    self.totals.model_calls += 1
+                elif isinstance(event, ToolResults):
+                    self.messages.append(event.message)
+                yield event
+                if isinstance(event, Terminal):
+                    return
+        finally:
+            self._signal = None
+
+    def abort_current_turn(self, reason: str = "interrupted") -> bool:
+        """Abort the running turn (model stream and tools); False when no turn is running."""
+        if self._signal is None:
+            return False
+        self._signal.abort(reason)
+        return True
+
+    def clear(self) -> None:
+        """Forget the conversation; the system prompt and tools stay."""
+        self.messages = []

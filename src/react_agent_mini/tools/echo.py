@@ -1,0 +1,25 @@
+"""Echo: the seed's demo tool. Returns its message unchanged; handy to see the loop work."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import ModelTool, ToolContext, ToolOutput
+
+
+class EchoArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    message: str = Field(description="The text to echo back.")
+
+
+class EchoTool(ModelTool[EchoArgs]):
+    name = "Echo"
+    description = "Echo a message back unchanged. Useful only to test that tool calls work."
+    args_model = EchoArgs
+    read_only = True
+    concurrency_safe = True
+    status_field = "message"
+
+    async def call(self, args: EchoArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(args.message)

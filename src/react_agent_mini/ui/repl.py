@@ -1,0 +1,78 @@
+"""A minimal line-based interactive loop, until the full REPL (prompt_toolkit + rich) lands.
+
+Type a task, watch the answer stream; `/clear`, `/help`, `/exit`. Ctrl+C during a turn interrupts it and the
+conversation goes on; Ctrl+C twice within a second at the prompt, or Ctrl+D, exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+from ..app import build_session
+from ..config import ProviderConfig
+from ..events import Terminal
+from ..headless import interrupt_aborts_turn
+from ..output import RunSummary, TextRenderer
+from ..session import Session
+
+HELP = """commands:
+  /help         this help
+  /clear        forget the conversation (the system prompt stays)
+  /exit, /quit  leave (Ctrl+D works too)"""
+
+
+async def _turn(session: Session, text: str, renderer: TextRenderer) -> None:
+    with interrupt_aborts_turn(session):
+        async for event in session.run_turn(text):
+            renderer.event(event)
+            if isinstance(event, Terminal) and event.reason != "completed":
+                renderer.finish(event, RunSummary(session.session_id, ""))
+
+
+def run_repl(config: ProviderConfig, *, max_turns: int = 20) -> int:
+    with asyncio.Runner() as runner:
+        session, provider = build_session(config, cwd=Path.cwd(), max_turns=max_turns, mock_chunk_delay=0.01)
+
+        def describe(use):  # type: ignore[no-untyped-def]
+            tool = session.tools.get(use.name)
+            return tool.describe_call(use.input) if tool else ""
+
+        renderer = TextRenderer(sys.stdout, sys.stderr, describe)
+        print(f"react-agent-mini · {provider.name}:{provider.model} · /help for commands, Ctrl+D to exit")
+        last_interrupt = 0.0
+        try:
+            while True:
+                try:
+                    line = input("> ")
+                except EOFError:
+                    print()
+                    return 0
+                except KeyboardInterrupt:
+                    now = time.monotonic()
+                    if now - last_interrupt < 1.0:
+                        print()
+                        return 130
+                    last_interrupt = now
+                    print("\n(press Ctrl+C again to exit)")
+                    continue
+                text = line.strip()
+                if not text:
+                    continue
+                if text in ("/exit", "/quit"):
+                    return 0
+                if text == "/clear":
+                    session.clear()
+                    print("conversation cleared")
+                    continue
+                if text == "/help":
+                    print(HELP)
+                    continue
+                if text.startswith("/"):
+                    print(f"unknown command {text.split()[0]}; /help lists the commands")
+                    continue
+                runner.run(_turn(session, line, renderer))
+        finally:
+            runner.run(provider.aclose())
