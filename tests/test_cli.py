@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .fakes.fake_llm import FakeLLMServer, Hang, HttpError, Malformed, Reply, ToolCall
+from .fakes.fake_llm import DropAfter, FakeLLMServer, Hang, HttpError, Malformed, Reply, ToolCall
 
 WIRES = ["openai", "anthropic"]
 
@@ -136,6 +136,15 @@ def test_faults_end_in_a_clear_message_and_nonzero_exit(wire: str, fake_llm: Fak
     proc = ram("q", env=env_for(wire, fake_llm), cwd=tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 1 and "malformed stream event" in proc.stderr
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_stream_dropped_midway_leaves_no_partial_answer(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    fake_llm.enqueue(DropAfter(Reply(text="partial partial partial", chunk_size=3), events=6), Reply(text="whole"))
+    proc = ram("q", env=env_for(wire, fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "whole\n"
+    assert "[retry]" in proc.stderr and "dropped midway" in proc.stderr
 
 
 def test_max_turns_exit_code(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ async def run_headless(
         )
         renderer = stream
     else:
-        renderer = TextRenderer(out, err, lambda use: _describe(session, use))
+        renderer = TextRenderer(out, err, lambda use: _describe(session, use), stream=out.isatty())
 
     summary = RunSummary(session_id=session.session_id, model=provider.model)
     started = api_started = time.monotonic()

@@ -102,11 +102,22 @@ class Renderer(Protocol):
 class TextRenderer:
     """Answer text to stdout as it streams; tool status, notices and errors to stderr."""
 
-    def __init__(self, out: TextIO, err: TextIO, describe: Callable[[ToolUseBlock], str]) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, describe: Callable[[ToolUseBlock], str], *, stream: bool = True
+    ) -> None:
         self.out, self.err = out, err
         self.describe = describe
         """The status-line label of a call (the caller knows the tools)."""
+        self.stream = stream
+        """True: write text as it arrives (a terminal). False: write each complete message once (a pipe), so a
+        retried stream never leaves a partial answer in the output."""
         self._line_open = False
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._line_open = not text.endswith("\n")
 
     def _close_line(self) -> None:
         if self._line_open:
@@ -115,11 +126,11 @@ class TextRenderer:
             self._line_open = False
 
     def event(self, event: QueryEvent) -> None:
-        if isinstance(event, TextDelta):
-            self.out.write(event.text)
-            self.out.flush()
-            self._line_open = not event.text.endswith("\n")
+        if isinstance(event, TextDelta) and self.stream:
+            self._write(event.text)
         elif isinstance(event, AssistantTurn):
+            if not self.stream:
+                self._write(event.message.text)
             self._close_line()
         elif isinstance(event, ToolStarted):
             self.err.write(tool_status(event.tool_use, self.describe(event.tool_use)) + "\n")
@@ -129,6 +140,8 @@ class TextRenderer:
             self._close_line()
             self.err.write(f"[note] {event.text}\n")
         elif isinstance(event, StreamRetry):
+            if event.discarded_output and self.stream and self._line_open:
+                self._write(" [interrupted; retrying]")
             self._close_line()
             self.err.write(
                 f"[retry] {short(event.reason, 120)} — attempt {event.attempt}/{event.max_attempts} "
