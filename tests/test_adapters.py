@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from react_agent_mini.events import ModelResponse, TextDelta, ThinkingDelta
 from react_agent_mini.messages import (
@@ -28,7 +30,7 @@ from react_agent_mini.providers.openai_compat import (
     parse_usage,
     to_openai_messages,
 )
-from react_agent_mini.tools.base import ToolRegistry
+from react_agent_mini.tools.base import ModelTool, ToolRegistry
 from react_agent_mini.tools.echo import EchoTool
 
 from .test_loop import TouchTool
@@ -242,3 +244,38 @@ def test_anthropic_stream_assembles_blocks_and_usage() -> None:
     )
     assert response.stop_reason == "tool_use"
     assert response.usage == Usage(12, 42, 900, 30)
+
+
+class RichArgs(BaseModel):
+    path: str = Field(description="Where to look.")
+    mode: Literal["files", "content", "count"] = Field("files", description="What to return.")
+    ignore_case: bool = Field(False, description="Match case-insensitively.")
+    globs: list[str] = Field(default_factory=list, description="Only these files.")
+    limit: int | None = Field(None, ge=1, description="At most this many.")
+
+
+class RichTool(ModelTool[RichArgs]):
+    name = "Rich"
+    description = "schema test"
+    args_model = RichArgs
+
+
+def test_tool_schemas_keep_booleans_enums_arrays_and_descriptions() -> None:
+    (spec,) = ToolRegistry([RichTool()]).specs()
+    props = spec.input_schema["properties"]
+    assert spec.input_schema["required"] == ["path"]
+    assert props["mode"] == {
+        "type": "string",
+        "enum": ["files", "content", "count"],
+        "default": "files",
+        "description": "What to return.",
+    }
+    assert props["ignore_case"] == {"type": "boolean", "default": False, "description": "Match case-insensitively."}
+    assert props["globs"]["type"] == "array" and props["globs"]["items"] == {"type": "string"}
+    assert props["limit"]["description"] == "At most this many."
+    assert {"type": "integer", "minimum": 1} in props["limit"]["anyOf"]
+    # and the same schema reaches both wires unchanged
+    openai = OpenAICompatProvider("k", "http://x", "m").build_body(ModelRequest("", [user_text("q")], [spec]))
+    anthropic = AnthropicProvider("k", "http://x", "m").build_body(ModelRequest("", [user_text("q")], [spec]))
+    assert openai["tools"][0]["function"]["parameters"] == spec.input_schema
+    assert anthropic["tools"][0]["input_schema"] == spec.input_schema
