@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from react_agent_mini.events import ModelResponse, TextDelta, ThinkingDelta
 from react_agent_mini.messages import (
@@ -246,12 +246,12 @@ def test_anthropic_stream_assembles_blocks_and_usage() -> None:
     assert response.usage == Usage(12, 42, 900, 30)
 
 
-class RichArgs(BaseModel):
-    path: str = Field(description="Where to look.")
-    mode: Literal["files", "content", "count"] = Field("files", description="What to return.")
-    ignore_case: bool = Field(False, description="Match case-insensitively.")
-    globs: list[str] = Field(default_factory=list, description="Only these files.")
-    limit: int | None = Field(None, ge=1, description="At most this many.")
+class RichArgs(msgspec.Struct):
+    path: Annotated[str, msgspec.Meta(description="Where to look.")]
+    mode: Annotated[Literal["files", "content", "count"], msgspec.Meta(description="What to return.")] = "files"
+    ignore_case: Annotated[bool, msgspec.Meta(description="Match case-insensitively.")] = False
+    globs: Annotated[list[str], msgspec.Meta(description="Only these files.")] = msgspec.field(default_factory=list)
+    limit: Annotated[Annotated[int, msgspec.Meta(ge=1)] | None, msgspec.Meta(description="At most this many.")] = None
 
 
 class RichTool(ModelTool[RichArgs]):
@@ -266,7 +266,7 @@ def test_tool_schemas_keep_booleans_enums_arrays_and_descriptions() -> None:
     assert spec.input_schema["required"] == ["path"]
     assert props["mode"] == {
         "type": "string",
-        "enum": ["files", "content", "count"],
+        "enum": ["content", "count", "files"],
         "default": "files",
         "description": "What to return.",
     }

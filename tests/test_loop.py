@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import msgspec
 import pytest
-from pydantic import BaseModel
 
 from react_agent_mini.abort import AbortSignal
 from react_agent_mini.events import (
@@ -37,7 +37,7 @@ from react_agent_mini.tools.runner import INTERRUPTED, SKIPPED
 from .scripted import ScriptedModel, call, reply
 
 
-class WaitArgs(BaseModel):
+class WaitArgs(msgspec.Struct):
     seconds: float
 
 
@@ -64,7 +64,7 @@ class WaitTool(ModelTool[WaitArgs]):
         return ToolOutput(f"waited {args.seconds}")
 
 
-class BoomArgs(BaseModel):
+class BoomArgs(msgspec.Struct):
     pass
 
 
@@ -78,7 +78,7 @@ class BoomTool(ModelTool[BoomArgs]):
         raise RuntimeError("kaboom")
 
 
-class TouchArgs(BaseModel):
+class TouchArgs(msgspec.Struct):
     file_path: str
 
 
@@ -211,7 +211,7 @@ async def test_every_failure_kind_gets_exactly_one_error_result(tmp_path: Path) 
     results = {r.tool_use_id: r for r in model.requests[1].messages[-1].tool_results}
     assert list(results) == ["u", "v", "j", "b", "ok"]
     assert results["u"].is_error and "Unknown tool: Nope" in results["u"].content and "Echo" in results["u"].content
-    assert results["v"].is_error and "message: Field required" in results["v"].content
+    assert results["v"].is_error and "message: field required" in results["v"].content
     assert results["j"].is_error and "invalid JSON" in results["j"].content
     assert results["b"].is_error and "RuntimeError: kaboom" in results["b"].content
     assert results["ok"] == ToolResultBlock("ok", "fine")
@@ -366,3 +366,19 @@ async def test_trace_lines(
         "[trace] query.turn_end reason=completed turn=2",
     ]
     assert "secret-content" not in err
+
+
+async def test_validation_messages_name_the_field(tmp_path: Path) -> None:
+    from react_agent_mini.tools.base import ToolInputError
+
+    wait = WaitTool()
+    assert wait.validate({"seconds": "0.5", "extra": 1}).seconds == 0.5  # lax and tolerant, like models need
+    cases: list[tuple[dict[str, object], str]] = [
+        ({}, "seconds: field required"),
+        ({"seconds": "soon"}, "seconds: expected `float`, got `str`"),
+        ({"seconds": [1]}, "seconds: expected `float`, got `array`"),
+    ]
+    for raw, expected in cases:
+        with pytest.raises(ToolInputError) as caught:
+            wait.validate(raw)
+        assert str(caught.value) == expected

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlparse
+
+import msgspec
 
 from .providers.base import ModelProvider
 
@@ -32,18 +33,20 @@ class ConfigError(Exception):
     """A setup problem the user must fix; the message is one line saying how."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
+class ProviderConfig(msgspec.Struct, frozen=True):
     """Everything needed to build a provider."""
 
     kind: ProviderKind
     model: str
     base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    auth_token: str = field(default="", repr=False)
+    api_key: str = ""
+    auth_token: str = ""
     """Anthropic gateways that take `Authorization: Bearer` (ANTHROPIC_AUTH_TOKEN)."""
     max_output_tokens: int | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+
+    def __repr__(self) -> str:  # never show the key
+        return f"ProviderConfig(kind={self.kind!r}, model={self.model!r}, base_url={self.base_url!r})"
 
 
 def _int_env(env: Mapping[str, str], name: str) -> int | None:

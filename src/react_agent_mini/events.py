@@ -7,8 +7,9 @@ appends to the history, notices, and finally one `Terminal`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, Usage
 
@@ -16,22 +17,19 @@ StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "other"]
 TerminalReason: TypeAlias = Literal["completed", "max_turns", "aborted", "error"]
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(msgspec.Struct, frozen=True):
     """A piece of the model's visible answer, as it arrives."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
+class ThinkingDelta(msgspec.Struct, frozen=True):
     """A piece of the model's reasoning, as it arrives."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class StreamRetry:
+class StreamRetry(msgspec.Struct, frozen=True):
     """The model call failed transiently and is being retried from the start."""
 
     attempt: int
@@ -46,8 +44,7 @@ class StreamRetry:
     """True when deltas of the failed attempt were already yielded (a renderer may have shown them)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ModelResponse:
+class ModelResponse(msgspec.Struct, frozen=True):
     """The complete answer of one model call."""
 
     message: Message
@@ -61,8 +58,7 @@ class ModelResponse:
 ModelEvent: TypeAlias = TextDelta | ThinkingDelta | StreamRetry | ModelResponse
 
 
-@dataclass(frozen=True, slots=True)
-class AssistantTurn:
+class AssistantTurn(msgspec.Struct, frozen=True):
     """The loop appended the model's assistant message to the history."""
 
     message: Message
@@ -70,15 +66,13 @@ class AssistantTurn:
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
-class ToolStarted:
+class ToolStarted(msgspec.Struct, frozen=True):
     """A tool call is about to run (after validation and permission)."""
 
     tool_use: ToolUseBlock
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
+class ToolFinished(msgspec.Struct, frozen=True):
     """A tool call produced its result."""
 
     tool_use: ToolUseBlock
@@ -87,22 +81,19 @@ class ToolFinished:
     """Blocks the tool asked to place after its result (e.g. a skill body)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResults:
+class ToolResults(msgspec.Struct, frozen=True):
     """The loop appended the user message answering every tool call of the last assistant message."""
 
     message: Message
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(msgspec.Struct, frozen=True):
     """Something the user should know that is not model output (one line)."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Terminal:
+class Terminal(msgspec.Struct, frozen=True):
     """The loop ended; always the last event."""
 
     reason: TerminalReason

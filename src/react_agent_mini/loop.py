@@ -9,11 +9,12 @@ effect arrives through `QueryDeps`, so tests can drive the loop with fakes and n
 from __future__ import annotations
 
 import contextlib
+import os
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+import msgspec
 
 from .abort import Aborted, AbortSignal
 from .compact.pipeline import (
@@ -52,11 +53,10 @@ Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # random 128-bit id, as uuid4().hex, without importing uuid
 
 
-@dataclass(slots=True)
-class QueryDeps:
+class QueryDeps(msgspec.Struct):
     """Every side effect the loop has, injected."""
 
     call_model: CallModel
@@ -71,8 +71,7 @@ class QueryDeps:
     """Ids for the messages the loop creates."""
 
 
-@dataclass(slots=True)
-class QueryParams:
+class QueryParams(msgspec.Struct):
     """What one run of the loop works on."""
 
     messages: Sequence[Message]
@@ -82,8 +81,8 @@ class QueryParams:
     system: str = ""
     max_turns: int = 20
     """Model calls allowed in this run."""
-    compact: CompactOptions = field(default_factory=CompactOptions)
-    signal: AbortSignal = field(default_factory=AbortSignal)
+    compact: CompactOptions = msgspec.field(default_factory=CompactOptions)
+    signal: AbortSignal = msgspec.field(default_factory=AbortSignal)
     max_tokens: int | None = None
     """Output limit per call (None = the provider's default)."""
 
@@ -129,7 +128,7 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
             yield end("error", "the model stream ended without a response")
             return
 
-        assistant = replace(response.message, id=deps.new_id())
+        assistant = msgspec.structs.replace(response.message, id=deps.new_id())
         messages.append(assistant)
         yield AssistantTurn(assistant, response.stop_reason, response.usage)
         uses = assistant.tool_uses

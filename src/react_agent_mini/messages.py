@@ -1,19 +1,20 @@
 """The one internal message format: Anthropic-shaped content blocks.
 
 Every part of the agent (loop, session, compaction, transcript) speaks these types; the provider adapters
-translate them to and from their wire formats at the edge. Blocks and messages are frozen dataclasses, so a
-pipeline stage that changes nothing can hand back the very same objects (identity is meaningful).
+translate them to and from their wire formats at the edge. Blocks and messages are frozen `msgspec.Struct`s
+(cheap to define and to create), so a pipeline stage that changes nothing can hand back the very same objects
+(identity is meaningful).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class TextBlock:
+
+class TextBlock(msgspec.Struct, frozen=True):
     """Plain text written by the user or the model."""
 
     text: str
@@ -21,8 +22,7 @@ class TextBlock:
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolUseBlock:
+class ToolUseBlock(msgspec.Struct, frozen=True):
     """A tool call requested by the model."""
 
     id: str
@@ -37,8 +37,7 @@ class ToolUseBlock:
     error instead of running the tool. Not part of the wire format."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResultBlock:
+class ToolResultBlock(msgspec.Struct, frozen=True):
     """The answer to one tool_use, sent back to the model in a user message."""
 
     tool_use_id: str
@@ -50,8 +49,7 @@ class ToolResultBlock:
     type: Literal["tool_result"] = "tool_result"
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingBlock:
+class ThinkingBlock(msgspec.Struct, frozen=True):
     """Model reasoning kept intact so it can be sent back (Anthropic thinking, OpenAI-compatible reasoning_content)."""
 
     thinking: str
@@ -61,8 +59,7 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
-@dataclass(frozen=True, slots=True)
-class RedactedThinkingBlock:
+class RedactedThinkingBlock(msgspec.Struct, frozen=True):
     """Anthropic's encrypted reasoning; opaque, returned verbatim."""
 
     data: str
@@ -74,8 +71,7 @@ ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingB
 Role: TypeAlias = Literal["user", "assistant"]
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(msgspec.Struct, frozen=True):
     """One conversation message: a role and its content blocks."""
 
     role: Role
@@ -123,8 +119,7 @@ def tool_results_message(results: Iterable[ToolResultBlock], after: Sequence[Con
     return Message("user", (*results, *after))
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     """Token usage of one model call, normalised across providers (Anthropic semantics)."""
 
     input_tokens: int = 0

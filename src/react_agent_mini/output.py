@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TextIO
+
+import msgspec
 
 from .events import (
     AssistantTurn,
@@ -62,13 +63,12 @@ def tool_status(use: ToolUseBlock, label: str) -> str:
     return f"[tool] {use.name}: {short(label, 80)}" if label else f"[tool] {use.name}"
 
 
-@dataclass
-class RunSummary:
+class RunSummary(msgspec.Struct):
     """What the final result object reports."""
 
     session_id: str
     model: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     result: str = ""
     """Text of the last assistant message."""
     duration_ms: int = 0

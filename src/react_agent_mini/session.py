@@ -8,7 +8,8 @@ fixed at construction and survives `clear()`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 from .abort import AbortSignal
 from .compact.pipeline import CompactOptions
@@ -18,11 +19,10 @@ from .messages import Message, Usage, user_text
 from .tools.base import ToolContext, ToolRegistry
 
 
-@dataclass(slots=True)
-class SessionTotals:
+class SessionTotals(msgspec.Struct):
     """Running totals over the session."""
 
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     """Summed token usage of every model call."""
     model_calls: int = 0
     last_usage: Usage | None = None

@@ -9,13 +9,13 @@ fills them in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..messages import Message
 
 
-@dataclass(frozen=True, slots=True)
-class CompactOptions:
+class CompactOptions(msgspec.Struct, frozen=True):
     """Knobs of the pipeline (defaults are the seed's)."""
 
     enabled: bool = True

@@ -8,19 +8,18 @@ the permissions issue replaces it with rules, workspace confinement and interact
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeAlias
+
+import msgspec
 
 from ..tools.base import Tool
 
 
-@dataclass(frozen=True, slots=True)
-class Allow:
+class Allow(msgspec.Struct, frozen=True):
     """Run the call."""
 
 
-@dataclass(frozen=True, slots=True)
-class Deny:
+class Deny(msgspec.Struct, frozen=True):
     """Do not run the call; `message` becomes its error tool_result."""
 
     message: str

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
 from ..messages import (
@@ -91,23 +92,21 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-@dataclass
-class _OpenBlock:
+class _OpenBlock(msgspec.Struct):
     kind: str
-    text: list[str] = field(default_factory=list)
+    text: list[str] = msgspec.field(default_factory=list)
     signature: str = ""
     id: str = ""
     name: str = ""
     data: str = ""
 
 
-@dataclass
-class AnthropicStreamAssembler:
+class AnthropicStreamAssembler(msgspec.Struct):
     """Accumulates stream events; `finish()` builds the response. Pure: no I/O."""
 
-    open: dict[int, _OpenBlock] = field(default_factory=dict)
-    done: dict[int, ContentBlock] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
+    open: dict[int, _OpenBlock] = msgspec.field(default_factory=dict)
+    done: dict[int, ContentBlock] = msgspec.field(default_factory=dict)
+    usage: Usage = msgspec.field(default_factory=Usage)
     stop_reason: str | None = None
     stopped: bool = False
 
@@ -199,7 +198,7 @@ def _merge_usage(usage: Usage, raw: dict[str, Any]) -> Usage:
     for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
         if raw.get(key) is not None:
             changes[key] = int(raw[key])
-    return replace(usage, **changes)
+    return msgspec.structs.replace(usage, **changes)
 
 
 def _stream_error(error: dict[str, Any]) -> ProviderError:
@@ -215,8 +214,7 @@ def _stream_error(error: dict[str, Any]) -> ProviderError:
 # ---- the provider ----
 
 
-@dataclass
-class AnthropicProvider:
+class AnthropicProvider(msgspec.Struct):
     """Streams responses from the Anthropic Messages API (or a compatible proxy)."""
 
     api_key: str
@@ -226,7 +224,10 @@ class AnthropicProvider:
     auth_token: str = ""
     """Sent as `Authorization: Bearer` instead of `x-api-key` (gateways that expect it)."""
     name: str = "anthropic"
-    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicProvider(base_url={self.base_url!r}, model={self.model!r})"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
@@ -253,7 +254,7 @@ class AnthropicProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         if self._client is None:
-            self._client = new_client()
+            self._client = new_client(self.base_url)
         trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
         url = self.base_url.rstrip("/") + "/v1/messages"
         assembler = AnthropicStreamAssembler()

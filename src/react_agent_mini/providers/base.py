@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import msgspec
 
 from ..events import ModelEvent, ModelResponse
 from ..messages import Message
@@ -17,8 +18,7 @@ from ..trace import trace
 from .errors import MalformedStream
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """A tool as the model sees it."""
 
     name: str
@@ -27,15 +27,14 @@ class ToolSpec:
     """Full JSON Schema of the input object."""
 
 
-@dataclass(frozen=True, slots=True)
-class ModelRequest:
+class ModelRequest(msgspec.Struct, frozen=True):
     """One model call."""
 
     system: str
     """System prompt ("" for none)."""
     messages: Sequence[Message]
     """The outbound copy of the history (after compaction)."""
-    tools: Sequence[ToolSpec] = field(default_factory=tuple)
+    tools: Sequence[ToolSpec] = msgspec.field(default_factory=tuple)
     """Tools the model may call (empty for side calls such as summaries)."""
     max_tokens: int | None = None
     """Output limit for this call; None = the provider's configured default."""

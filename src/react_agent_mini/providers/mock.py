@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta
 from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -24,8 +25,7 @@ ECHO_PATTERN = re.compile(r"\becho\s+(.+)", re.IGNORECASE | re.DOTALL)
 LABEL = "[scripted demo model, no API call made]"
 
 
-@dataclass
-class MockProvider:
+class MockProvider(msgspec.Struct):
     """A ModelProvider that needs no network."""
 
     chunk_delay: float = 0.0

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
 from ..messages import (
@@ -111,22 +112,20 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
-@dataclass
-class _ToolCallParts:
+class _ToolCallParts(msgspec.Struct):
     id: str = ""
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    arguments: list[str] = msgspec.field(default_factory=list)
 
 
-@dataclass
-class OpenAIStreamAssembler:
+class OpenAIStreamAssembler(msgspec.Struct):
     """Accumulates chunk after chunk; `finish()` builds the response. Pure: no I/O."""
 
-    reasoning: list[str] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-    calls: dict[int, _ToolCallParts] = field(default_factory=dict)
+    reasoning: list[str] = msgspec.field(default_factory=list)
+    text: list[str] = msgspec.field(default_factory=list)
+    calls: dict[int, _ToolCallParts] = msgspec.field(default_factory=dict)
     finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
 
     def feed(self, chunk: dict[str, Any]) -> Iterator[ModelEvent]:
         """Take one decoded chunk; yield the deltas it carries."""
@@ -202,8 +201,7 @@ def parse_usage(raw: dict[str, Any]) -> Usage:
 # ---- the provider ----
 
 
-@dataclass
-class OpenAICompatProvider:
+class OpenAICompatProvider(msgspec.Struct):
     """Streams chat completions from any OpenAI-compatible server."""
 
     api_key: str
@@ -211,7 +209,10 @@ class OpenAICompatProvider:
     model: str
     max_tokens: int | None = None
     name: str = "openai"
-    _client: httpx.AsyncClient | None = field(default=None, repr=False)
+    _client: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAICompatProvider(base_url={self.base_url!r}, model={self.model!r})"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
@@ -230,7 +231,7 @@ class OpenAICompatProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         if self._client is None:
-            self._client = new_client()
+            self._client = new_client(self.base_url)
         trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
         url = self.base_url.rstrip("/") + "/chat/completions"
         headers = {"authorization": f"Bearer {self.api_key}", "accept": "text/event-stream"}

@@ -11,14 +11,14 @@ import asyncio
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+
+import msgspec
 
 from ..events import ModelEvent, StreamRetry, TextDelta, ThinkingDelta
 from .errors import ProviderError
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(msgspec.Struct, frozen=True):
     """How hard to try."""
 
     max_attempts: int = 5

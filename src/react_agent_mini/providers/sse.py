@@ -6,11 +6,11 @@ Pure and incremental, so it can be fed whatever line boundaries the network prod
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSentEvent:
+class ServerSentEvent(msgspec.Struct, frozen=True):
     """One dispatched event."""
 
     event: str

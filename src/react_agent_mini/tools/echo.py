@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
 
 
-class EchoArgs(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    message: str = Field(description="The text to echo back.")
+class EchoArgs(msgspec.Struct):
+    message: Annotated[str, msgspec.Meta(description="The text to echo back.")]
 
 
 class EchoTool(ModelTool[EchoArgs]):

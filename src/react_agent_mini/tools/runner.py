@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..abort import Aborted, AbortSignal
 from ..events import ToolFinished, ToolStarted
@@ -23,15 +24,13 @@ SKIPPED = "Skipped because a previous tool use was rejected or the turn was abor
 INTERRUPTED = "Interrupted by the user before it finished."
 
 
-@dataclass(slots=True)
-class _Ready:
+class _Ready(msgspec.Struct):
     use: ToolUseBlock
     tool: Tool
     args: object
 
 
-@dataclass(slots=True)
-class ToolRun:
+class ToolRun(msgspec.Struct):
     """Everything the runner needs besides the calls."""
 
     registry: ToolRegistry
