@@ -74,7 +74,8 @@ async def run_headless(
     """Run `task` once and return the process exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    session, provider = build_session(config, cwd=cwd or Path.cwd(), max_turns=max_turns)
+    demo_pace = 0.012 if out.isatty() else 0.0  # the scripted demo streams at a readable pace on a terminal
+    session, provider = build_session(config, cwd=cwd or Path.cwd(), max_turns=max_turns, mock_chunk_delay=demo_pace)
     renderer: Renderer
     if output_format == "json":
         renderer = JsonRenderer(out)
