@@ -138,6 +138,7 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
             yield end("completed")
             return
 
+        run.context = msgspec.structs.replace(params.context, whole_results=whole_result_ids(messages, outbound))
         results: dict[str, ToolResultBlock] = {}
         after: list[ContentBlock] = []
         if response.stop_reason == "max_tokens":
@@ -160,6 +161,12 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
         if turn >= params.max_turns:
             yield end("max_turns")
             return
+
+
+def whole_result_ids(history: Sequence[Message], outbound: Sequence[Message]) -> frozenset[str]:
+    """Tool results the model received unchanged: the compaction stages hand back untouched blocks as is."""
+    sent = {id(block) for message in outbound for block in message.tool_results}
+    return frozenset(r.tool_use_id for message in history for r in message.tool_results if id(r) in sent)
 
 
 def _in_order(uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> list[ToolResultBlock]:

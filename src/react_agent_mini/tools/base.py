@@ -18,6 +18,7 @@ import msgspec
 
 from ..messages import ContentBlock
 from ..providers.base import ToolSpec
+from .file_state import FileReads
 
 
 class ToolInputError(ValueError):
@@ -39,9 +40,22 @@ class ToolContext(msgspec.Struct):
     """What a running tool may know about its session."""
 
     cwd: Path
-    """The workspace root."""
-    state: dict[str, Any] = msgspec.field(default_factory=dict)
-    """Per-session scratch space for tools (e.g. which files were read)."""
+    """The workspace root (absolute)."""
+    file_reads: FileReads = msgspec.field(default_factory=FileReads)
+    """What this session has read (shared by Read, Write, Edit)."""
+    shell: ShellState = msgspec.field(default_factory=lambda: ShellState())
+    """Bash's state kept between calls (shared by every per-call copy of this context)."""
+    whole_results: frozenset[str] = frozenset()
+    """Ids of the tool_results the model saw whole in the latest request (not cut or cleared by compaction)."""
+    call_id: str = ""
+    """The id of the tool_use being run (set per call by the runner)."""
+
+
+class ShellState(msgspec.Struct):
+    """Mutable state Bash keeps between calls."""
+
+    cwd: Path | None = None
+    """Where the next command starts (None: the workspace root)."""
 
 
 class Tool(Protocol):

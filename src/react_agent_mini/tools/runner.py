@@ -113,7 +113,8 @@ async def _execute(ready: _Ready, run: ToolRun) -> ToolOutput:
     if run.signal.aborted or run.end_turn:
         return ToolOutput(SKIPPED, is_error=True)
     try:
-        return await run.signal.race(ready.tool.call(ready.args, run.context))
+        context = msgspec.structs.replace(run.context, call_id=ready.use.id)
+        return await run.signal.race(ready.tool.call(ready.args, context))
     except Aborted:
         return ToolOutput(INTERRUPTED, is_error=True)
     except Exception as exc:  # a tool bug must not break the conversation
