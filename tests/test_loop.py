@@ -382,3 +382,19 @@ async def test_validation_messages_name_the_field(tmp_path: Path) -> None:
         with pytest.raises(ToolInputError) as caught:
             wait.validate(raw)
         assert str(caught.value) == expected
+
+
+async def test_parallel_calls_are_bounded_and_a_failure_does_not_cancel_siblings(tmp_path: Path) -> None:
+    from react_agent_mini.tools.runner import MAX_PARALLEL
+
+    class SafeBoom(BoomTool):
+        concurrency_safe = True
+
+    wait = WaitTool()
+    calls = [call("Wait", f"w{i}", seconds=0.05) for i in range(MAX_PARALLEL + 5)]
+    model = ScriptedModel([reply(call("Boom", "b"), *calls), reply("ok")])
+    await run(model, tmp_path, tools=registry(wait, SafeBoom()))
+    assert wait.max_running == MAX_PARALLEL
+    results = model.requests[1].messages[-1].tool_results
+    assert results[0].is_error and "kaboom" in results[0].content
+    assert [r.content for r in results[1:]] == ["waited 0.05"] * (MAX_PARALLEL + 5)

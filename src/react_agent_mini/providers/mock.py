@@ -3,8 +3,8 @@
 It reads the request the loop built (the user's last text and the tool results since) and answers from a
 script, streaming its text in small pieces like a real model:
 - `echo <text>` (the seed's convention): call Echo with `<text>`, then answer `Echo reply: <result>`;
-- anything else: the demo. One message with two tool calls (run in parallel by the loop), then a summary of
-  what came back. It uses whichever of the demo's tools the session offers.
+- anything else: the demo. With the codebase tools it globs and greps the workspace in one message (two calls
+  run in parallel), reads the file it found, and answers from what it read; with only Echo, it echoes twice.
 Everything it says is labelled as scripted, so nobody mistakes it for a model.
 """
 
@@ -93,6 +93,8 @@ def _answer(task: str, results: list[ToolResultBlock], tools: set[str], call_num
 
 
 def _demo(task: str, results: list[ToolResultBlock], tools: set[str], call_number: int) -> list[ContentBlock]:
+    if {"Glob", "Grep", "Read"} <= tools:
+        return _codebase_demo(task, results, call_number)
     if call_number == 0 and "Echo" in tools:
         intro = (
             f"{LABEL}\nYou asked: {task or '(nothing)'}\n"
@@ -106,8 +108,51 @@ def _demo(task: str, results: list[ToolResultBlock], tools: set[str], call_numbe
         ]
     lines = [f"{LABEL}", "Both results came back, each paired with its call:"]
     lines += [f"- {r.tool_use_id}: {r.content}" for r in results]
-    lines.append(
-        "That is the ReAct loop: think, call tools, read the results, answer. "
-        "Set OPENAI_API_KEY (DeepSeek by default) or ANTHROPIC_API_KEY to talk to a real model."
-    )
+    lines.append(OUTRO)
+    return [TextBlock("\n".join(lines) + "\n")]
+
+
+OUTRO = (
+    "That is the ReAct loop: think, call tools, read the results, answer. "
+    "Set OPENAI_API_KEY (DeepSeek by default) or ANTHROPIC_API_KEY to talk to a real model."
+)
+DEMO_SYMBOL = "async def query"
+
+
+def _listed(result: ToolResultBlock | None) -> list[str]:
+    """The paths a Glob/Grep result lists (notes and "no match" lines left out)."""
+    if result is None or result.is_error:
+        return []
+    return [line for line in result.content.splitlines() if line and not line.startswith(("(", "[", "No "))]
+
+
+def _codebase_demo(task: str, results: list[ToolResultBlock], call_number: int) -> list[ContentBlock]:
+    """Look around the workspace the way a model would: glob and grep in parallel, read what was found, answer."""
+    by_id = {r.tool_use_id: r for r in results}
+    if call_number == 0:
+        intro = (
+            f"{LABEL}\nYou asked: {task or '(nothing)'}\n"
+            "A real model would now explore the workspace. I will do the same with a fixed script: list the Python "
+            f"files and search for `{DEMO_SYMBOL}` at once (two tool calls in one message, run in parallel).\n"
+        )
+        return [
+            TextBlock(intro),
+            ToolUseBlock("toolu_demo_glob", "Glob", {"pattern": "**/*.py"}),
+            ToolUseBlock("toolu_demo_grep", "Grep", {"pattern": DEMO_SYMBOL, "output_mode": "files_with_matches"}),
+        ]
+    files = _listed(by_id.get("toolu_demo_glob"))
+    hits = _listed(by_id.get("toolu_demo_grep"))
+    target = (hits or files or [""])[0]
+    if call_number == 1 and target:
+        text = f"Found {len(files)} Python file(s) listed; `{DEMO_SYMBOL}` appears in {len(hits)}. Reading {target}.\n"
+        return [TextBlock(text), ToolUseBlock("toolu_demo_read", "Read", {"file_path": target, "limit": 40})]
+    read = by_id.get("toolu_demo_read")
+    lines = [LABEL]
+    if read is None or read.is_error:
+        lines.append("There is no Python code here to look at, so the tour ends early.")
+    else:
+        numbered = read.content.splitlines()
+        first = next((ln.split("\t", 1)[1] for ln in numbered if "\t" in ln and ln.split("\t", 1)[1].strip()), "")
+        lines.append(f"I read the first {min(40, len(numbered))} lines of {target}; it opens with: {first.strip()!r}.")
+    lines.append(OUTRO)
     return [TextBlock("\n".join(lines) + "\n")]

@@ -20,6 +20,9 @@ from ..permissions.policy import CanUseTool, Deny
 from ..trace import trace
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
 
+MAX_PARALLEL = 10
+"""Concurrency-safe calls of one message run at most this many at a time (Claude Code's default is 10)."""
+
 SKIPPED = "Skipped because a previous tool use was rejected or the turn was aborted."
 INTERRUPTED = "Interrupted by the user before it finished."
 
@@ -71,7 +74,8 @@ async def run_tool_calls(uses: Sequence[ToolUseBlock], run: ToolRun) -> AsyncIte
         if len(ready) == 1:
             yield _finish(ready[0].use, await _execute(ready[0], run))
         elif ready:
-            for next_done in asyncio.as_completed([_execute_tagged(r, run) for r in ready]):
+            bound = asyncio.Semaphore(MAX_PARALLEL)
+            for next_done in asyncio.as_completed([_execute_tagged(r, run, bound) for r in ready]):
                 item, output = await next_done
                 yield _finish(item.use, output)
 
@@ -105,8 +109,9 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
     return _Ready(use, tool, args)
 
 
-async def _execute_tagged(ready: _Ready, run: ToolRun) -> tuple[_Ready, ToolOutput]:
-    return ready, await _execute(ready, run)
+async def _execute_tagged(ready: _Ready, run: ToolRun, bound: asyncio.Semaphore) -> tuple[_Ready, ToolOutput]:
+    async with bound:
+        return ready, await _execute(ready, run)
 
 
 async def _execute(ready: _Ready, run: ToolRun) -> ToolOutput:
