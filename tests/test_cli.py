@@ -102,7 +102,7 @@ def test_stream_json_output(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) 
         ("assistant", None),
         ("result", "success"),
     ]
-    assert events[0]["tools"] == ["Echo"]
+    assert events[0]["tools"] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo"]
     assert events[2]["message"]["content"][0]["type"] == "tool_result"
     assert events[2]["message"]["content"][0]["content"] == "x"
     assert len({e["session_id"] for e in events}) == 1
@@ -161,18 +161,34 @@ def test_trace_lines_never_show_the_key(fake_llm: FakeLLMServer, tmp_path: Path)
     assert proc.returncode == 0
     traces = [line for line in proc.stderr.splitlines() if line.startswith("[trace]")]
     assert traces[0] == "[trace] cli.start mode=headless provider=openai"
-    assert "[trace] api.request messages=1 tools=1 model=deepseek-chat" in traces
+    assert "[trace] api.request messages=1 tools=7 model=deepseek-chat" in traces
+    assert "[trace] permission tool=Echo decision=allow" in traces
     assert "[trace] api.assistant kind=tool_use tool_uses=1 stop=tool_use" in traces
     assert traces[-1] == "[trace] query.turn_end reason=completed turn=2"
     assert "test-key" not in proc.stderr
 
 
-def test_mock_demo_runs_offline(tmp_path: Path) -> None:
+def test_mock_demo_explores_the_workspace_offline(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "loop.py").write_text('"""The loop."""\n\n\nasync def query():\n    return 1\n')
+    (tmp_path / "other.py").write_text("x = 1\n")
     proc = ram("--mock", "show me", env=env_for(None, None), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "scripted demo model" in proc.stdout
-    assert proc.stderr.count("[tool] Echo:") == 2  # two calls in one message
-    assert "first call: the loop ran me" in proc.stdout
+    # Glob and Grep in one message, then a Read of what Grep found
+    assert proc.stderr.splitlines() == [
+        "[tool] Glob: **/*.py",
+        "[tool] Grep: async def query",
+        "[tool] Read: pkg/loop.py",
+    ]
+    assert "Found 2 Python file(s) listed; `async def query` appears in 1. Reading pkg/loop.py." in proc.stdout
+    assert 'it opens with: \'"""The loop."""\'' in proc.stdout
+
+
+def test_mock_demo_in_an_empty_directory_and_the_seed_echo(tmp_path: Path) -> None:
+    proc = ram("--mock", "show me", env=env_for(None, None), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "no Python code here" in proc.stdout
     seed_style = ram("echo hello world", env=env_for(None, None, QUERY_MOCK="1"), cwd=tmp_path)
     assert seed_style.stdout == "Echo reply: hello world\n"
 

@@ -5,35 +5,125 @@ The one place that knows which concrete parts production uses; tests build Sessi
 
 from __future__ import annotations
 
+import os
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 
+import msgspec
+
 from .config import ProviderConfig, build_provider
+from .context.system_prompt import BASE_PROMPT as SYSTEM_PROMPT  # noqa: F401 (benchmarks use the base prompt)
+from .events import ModelEvent
 from .loop import QueryDeps
-from .permissions.policy import CanUseTool, allow_read_only
+from .permissions.policy import Asker, CanUseTool, PermissionPolicy
+from .permissions.rules import PermissionMode
+from .permissions.settings import add_cli_rules, load_permissions
 from .providers.base import ModelProvider, ModelRequest
 from .providers.retry import RetryPolicy, stream_with_retry
 from .session import Session
-from .tools.base import ToolContext, ToolRegistry
-from .tools.echo import EchoTool
+from .tools.base import ShellState, ToolContext, ToolRegistry
 
-SYSTEM_PROMPT = (
-    "You are react-agent-mini, a coding agent working in the user's terminal. Use the tools to inspect and "
-    "change the workspace; read before you change; keep answers short and concrete."
-)
+CATALOGUE_SHARE = 0.02
+"""The skills catalogue may take about this share of the context window (as Claude Code and Codex do)."""
+DEFAULT_WINDOW_TOKENS = 128_000
+
+
+class Knowledge:
+    """What the agent knows before the first word: project instructions, memory, skills; and the system prompt
+    built from them, rebuilt only when the memory file changes (so the cached prompt prefix stays stable)."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str], *, window_tokens: int = DEFAULT_WINDOW_TOKENS) -> None:
+        from .context import user_config_dir
+        from .context.memory import Memory, find_memory_file
+        from .context.project import load_project_context
+        from .context.skills import discover_skills, skills_catalogue
+
+        user_dir = user_config_dir(env)
+        self.cwd = cwd
+        self.project = load_project_context(cwd, user_dir=user_dir)
+        self.skills, skill_warnings = discover_skills(cwd, user_dir=user_dir)
+        self.memory = Memory(find_memory_file(cwd))
+        self.catalogue = skills_catalogue(self.skills, budget_chars=int(window_tokens * 4 * CATALOGUE_SHARE))
+        self.warnings = [*self.project.warnings, *skill_warnings]
+        self.system_prompt = self._build()
+
+    def _build(self) -> str:
+        from .context.system_prompt import build_system_prompt
+
+        prompt = build_system_prompt(cwd=self.cwd, project=self.project, memory=self.memory, catalogue=self.catalogue)
+        if self.memory.warning:
+            self.warnings.append(self.memory.warning)
+        return prompt
+
+    def refreshed_prompt(self) -> str | None:
+        """A new system prompt when the memory file changed since the last build, else None."""
+        if not self.memory.changed():
+            return None
+        self.system_prompt = self._build()
+        return self.system_prompt
 
 
 def default_tools() -> ToolRegistry:
-    """The built-in tools."""
-    return ToolRegistry([EchoTool()])
+    """The built-in tools, in the order the model sees them."""
+    from .tools.bash import BashTool
+    from .tools.echo import EchoTool
+    from .tools.edit import EditTool
+    from .tools.glob import GlobTool
+    from .tools.grep import GrepTool
+    from .tools.read import ReadTool
+    from .tools.write import WriteTool
+
+    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), EchoTool()])
+
+
+class PermissionOptions(msgspec.Struct, frozen=True):
+    """What the command line says about permissions."""
+
+    mode: PermissionMode | None = None
+    """`--permission-mode`; None: the settings files' `defaultMode`, else `default`."""
+    allowed_tools: tuple[str, ...] = ()
+    """`--allowed-tools` values (rules to allow)."""
+    disallowed_tools: tuple[str, ...] = ()
+    """`--disallowed-tools` values (rules to deny)."""
+
+
+def build_policy(
+    cwd: Path,
+    options: PermissionOptions,
+    asker: Asker | None,
+    shell: ShellState,
+    env: Mapping[str, str] | None = None,
+) -> tuple[PermissionPolicy, list[str]]:
+    """The permission policy from settings files and flags, plus one warning line per problem found."""
+    env = os.environ if env is None else env
+    loaded = load_permissions(cwd, env)
+    warnings = list(loaded.warnings)
+    warnings += add_cli_rules(loaded.rules, options.allowed_tools, options.disallowed_tools)
+    mode: PermissionMode = options.mode or loaded.default_mode or "default"
+    policy = PermissionPolicy(cwd, mode, loaded.rules, asker, allow_write=env.get("ALLOW_WRITE") == "1", shell=shell)
+    return policy, warnings
 
 
 def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool) -> QueryDeps:
     """Deps whose model calls go to `provider`, retried per `policy`."""
 
-    def call_model(request: ModelRequest):  # type: ignore[no-untyped-def]
+    def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         return stream_with_retry(lambda: provider.stream(request), policy)
 
     return QueryDeps(call_model=call_model, can_use_tool=can_use_tool)
+
+
+class Assembled(msgspec.Struct, dict=False):
+    """A ready session and what the caller must show or close."""
+
+    session: Session
+    provider: ModelProvider
+    """Close it when done (`await provider.aclose()`)."""
+    policy: PermissionPolicy
+    warnings: list[str]
+    """Setup problems to show the user, one line each (broken settings files, bad rules, skills, imports)."""
+    knowledge: Knowledge
+    """Project context, memory and skills behind the system prompt."""
 
 
 def build_session(
@@ -41,18 +131,30 @@ def build_session(
     *,
     cwd: Path,
     max_turns: int = 20,
-    can_use_tool: CanUseTool = allow_read_only,
+    permissions: PermissionOptions | None = None,
+    asker: Asker | None = None,
     mock_chunk_delay: float = 0.0,
-) -> tuple[Session, ModelProvider]:
-    """A session for `config`; the caller closes the returned provider when done."""
+) -> Assembled:
+    """A session for `config` in workspace `cwd`; `asker` is None when nobody can answer permission prompts."""
+    cwd = cwd.resolve()
     provider = build_provider(config, mock_chunk_delay=mock_chunk_delay)
-    policy = RetryPolicy(max_attempts=config.max_retries + 1)
+    context = ToolContext(cwd=cwd)
+    policy, warnings = build_policy(cwd, permissions or PermissionOptions(), asker, context.shell)
+    context.read_denied = policy.read_denied
+    knowledge = Knowledge(cwd, os.environ)
+    tools = default_tools()
+    if knowledge.skills:
+        from .tools.skill import SkillTool
+
+        tools.add(SkillTool(knowledge.skills))
+    retry = RetryPolicy(max_attempts=config.max_retries + 1)
     session = Session(
-        deps=production_deps(provider, policy, can_use_tool),
-        tools=default_tools(),
-        context=ToolContext(cwd=cwd),
-        system_prompt=SYSTEM_PROMPT,
+        deps=production_deps(provider, retry, policy),
+        tools=tools,
+        context=context,
+        system_prompt=knowledge.system_prompt,
         max_turns=max_turns,
         max_tokens=config.max_output_tokens,
+        refresh_system_prompt=knowledge.refreshed_prompt,
     )
-    return session, provider
+    return Assembled(session, provider, policy, [*warnings, *knowledge.warnings], knowledge)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 
 if TYPE_CHECKING:
+    from .app import PermissionOptions
     from .config import ProviderConfig
 
 EPILOG = """\
@@ -33,7 +34,15 @@ environment:
   QUERY_MOCK=1            same as --mock
   RAM_MAX_OUTPUT_TOKENS   output limit per model call (default: provider's; Anthropic 8192)
   RAM_MAX_RETRIES         retries of a failed model call (default 4)
+  ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
+
+permissions:
+  Reading inside the workspace is allowed. Changes (Write, Edit, Bash that is not read-only) are asked for
+  on a terminal and denied headless unless allowed by ALLOW_WRITE=1, --allowed-tools, --permission-mode, or
+  rules in .agents/settings.json, .claude/settings.json or ~/.config/react-agent-mini/settings.json:
+  {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Read(./secrets/**)"], "ask": []}}
+  deny > ask > allow.
 
 exit codes:
   0    completed
@@ -68,6 +77,34 @@ def build_parser() -> argparse.ArgumentParser:
         help="text (answer on stdout, tool lines on stderr), json (one result object), "
         "stream-json (one JSON event per line)",
     )
+    parser.add_argument(
+        "--permission-mode",
+        choices=["default", "acceptEdits", "plan", "bypassPermissions"],
+        help="default: ask before changes (headless: deny); acceptEdits: allow edits inside the workspace; "
+        "plan: read-only; bypassPermissions: allow everything not denied by a rule",
+    )
+    parser.add_argument(
+        "--allowed-tools",
+        "--allowedTools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='allow rules, comma- or space-separated, e.g. "Read,Edit(src/**),Bash(git diff:*)"',
+    )
+    parser.add_argument(
+        "--disallowed-tools",
+        "--disallowedTools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='deny rules, same syntax, e.g. "Bash(rm:*),Read(./secrets/**)"',
+    )
+    parser.add_argument(
+        "--print-system-prompt",
+        action="store_true",
+        help="print the system prompt this directory gives (base prompt, environment, AGENTS.md/CLAUDE.md, "
+        "memory, skills) and exit",
+    )
     parser.add_argument("--version", action="version", version=f"react-agent-mini {__version__}")
     return parser
 
@@ -92,6 +129,9 @@ def _run(args: argparse.Namespace) -> int:
     from .config import ConfigError, resolve_provider
     from .trace import trace
 
+    if args.print_system_prompt:
+        return _print_system_prompt()
+
     task = " ".join(args.task).strip()
     stdin_is_tty = sys.stdin.isatty()
     if args.pipe or (not task and not stdin_is_tty):
@@ -114,8 +154,26 @@ def _run(args: argparse.Namespace) -> int:
     if mode == "repl":
         from .ui.repl import run_repl
 
-        return run_repl(config, max_turns=args.max_turns)
+        return run_repl(config, max_turns=args.max_turns, permissions=_permission_options(args))
     return _run_task(config, task, args)
+
+
+def _print_system_prompt() -> int:
+    from pathlib import Path
+
+    from .app import Knowledge
+
+    knowledge = Knowledge(Path.cwd().resolve(), os.environ)
+    for warning in knowledge.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(knowledge.system_prompt)
+    return 0
+
+
+def _permission_options(args: argparse.Namespace) -> PermissionOptions:
+    from .app import PermissionOptions
+
+    return PermissionOptions(args.permission_mode, tuple(args.allowed_tools), tuple(args.disallowed_tools))
 
 
 def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace) -> int:
@@ -124,7 +182,14 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace) -> in
     from .headless import run_headless
 
     try:
-        return asyncio.run(run_headless(config, task, max_turns=args.max_turns, output_format=args.output_format))
+        run = run_headless(
+            config,
+            task,
+            max_turns=args.max_turns,
+            output_format=args.output_format,
+            permissions=_permission_options(args),
+        )
+        return asyncio.run(run)
     except Exception as exc:  # last resort: one line, never a traceback
         if os.environ.get("RAM_DEBUG") == "1":
             raise

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .app import build_session
+from .app import PermissionOptions, build_session
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolResults
 from .messages import ToolUseBlock
@@ -67,6 +67,7 @@ async def run_headless(
     *,
     max_turns: int = 20,
     output_format: OutputFormat = "text",
+    permissions: PermissionOptions | None = None,
     cwd: Path | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -75,7 +76,12 @@ async def run_headless(
     out = out or sys.stdout
     err = err or sys.stderr
     demo_pace = 0.012 if out.isatty() else 0.0  # the scripted demo streams at a readable pace on a terminal
-    session, provider = build_session(config, cwd=cwd or Path.cwd(), max_turns=max_turns, mock_chunk_delay=demo_pace)
+    built = build_session(
+        config, cwd=cwd or Path.cwd(), max_turns=max_turns, permissions=permissions, mock_chunk_delay=demo_pace
+    )
+    session, provider = built.session, built.provider
+    for warning in built.warnings:
+        err.write(f"warning: {warning}\n")
     renderer: Renderer
     if output_format == "json":
         renderer = JsonRenderer(out)

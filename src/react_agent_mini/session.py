@@ -7,7 +7,7 @@ fixed at construction and survives `clear()`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 
 import msgspec
 
@@ -43,6 +43,7 @@ class Session:
         compact: CompactOptions | None = None,
         max_tokens: int | None = None,
         session_id: str = "",
+        refresh_system_prompt: Callable[[], str | None] | None = None,
     ) -> None:
         self.deps = deps
         self.tools = tools
@@ -52,6 +53,8 @@ class Session:
         self.compact = compact or CompactOptions()
         self.max_tokens = max_tokens
         self.session_id = session_id or deps.new_id()
+        self.refresh_system_prompt = refresh_system_prompt
+        """Asked before each turn; a string replaces the system prompt (e.g. the memory file changed)."""
         self.messages: list[Message] = []
         self.totals = SessionTotals()
         self._signal: AbortSignal | None = None
@@ -69,6 +72,8 @@ class Session:
             new.append(user_text(text, id=self.deps.new_id()))
         if not new:
             raise ValueError("run_turn needs text or inject_before")
+        if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
+            self.system_prompt = fresh
         self.messages.extend(new)
         self._signal = signal = AbortSignal()
         params = QueryParams(

@@ -1,18 +1,45 @@
-"""The one decision every tool call passes through before it runs: allow, or deny with a reason.
+"""The one decision every tool call passes through before it runs: allow, ask the user, or deny with a reason.
 
-This foundation policy allows read-only tools and denies everything else with a message the model can read;
-the permissions issue replaces it with rules, workspace confinement and interactive asking behind the same
-`CanUseTool` signature.
+`PermissionPolicy` is a `CanUseTool`. In order:
+1. a deny rule → deny (even in bypassPermissions);
+2. plan mode → deny anything that is not read-only;
+3. bypassPermissions → allow;
+4. an ask rule → ask;
+5. allow rules (settings, CLI, and "always" answers of this session) → allow;
+6. built-in judgement: reading inside the workspace (`..` and symlinks resolved) and read-only shell commands are
+   allowed; edits are allowed in acceptEdits mode (inside the workspace); everything else asks. `ALLOW_WRITE=1`
+   turns those asks into allows for calls that stay inside the workspace.
+Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. An
+"always" answer records a rule scoped to exactly what was approved (`Edit(src/app.py)`, `Bash(git diff:*)`),
+which `session_rules()` lists and `revoke()` removes: never a bare `Bash` that would allow every later command.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeAlias
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ..tools.base import Tool
+from ..abort import Aborted
+from ..tools.base import ShellState, Tool
+from ..tools.paths import display
+from ..trace import trace
+from .rules import (
+    EDIT_TOOLS,
+    BashView,
+    CallView,
+    PathTarget,
+    PermissionMode,
+    Rule,
+    RuleSet,
+    escape_pattern,
+    inspect_call,
+)
 
 
 class Allow(msgspec.Struct, frozen=True):
@@ -23,20 +50,303 @@ class Deny(msgspec.Struct, frozen=True):
     """Do not run the call; `message` becomes its error tool_result."""
 
     message: str
+    """What the model reads instead of the tool's output."""
     end_turn: bool = False
     """True when the user refused: the remaining calls are skipped and the turn ends."""
 
 
 Decision: TypeAlias = Allow | Deny
 CanUseTool: TypeAlias = Callable[[Tool, Mapping[str, Any]], Awaitable[Decision]]
+Answer: TypeAlias = Literal["yes", "always", "no"]
 
 NOT_READ_ONLY = (
     "Permission denied: {name} can change files or run commands, and this session allows only read-only tools."
 )
+REJECT_MESSAGE = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+    "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
+    "to proceed."
+)
+PROJECT_SETTINGS_HINT = ".agents/settings.json"
 
 
 async def allow_read_only(tool: Tool, args: Mapping[str, Any]) -> Decision:
-    """Allow read-only tools; deny the rest."""
+    """Allow read-only tools; deny the rest (the default for sessions built without a policy)."""
     if tool.read_only:
         return Allow()
     return Deny(NOT_READ_ONLY.format(name=tool.name))
+
+
+class PermissionRequest(msgspec.Struct, frozen=True):
+    """What the user is asked about."""
+
+    tool: str
+    """The tool's name."""
+    args: Mapping[str, Any]
+    """The call's arguments, as the model sent them."""
+    summary: str
+    """One line saying exactly what will happen: `Edit src/app.py`, `Run: git push origin main`."""
+    reason: str
+    """Why this needs asking (`it writes outside the workspace`, `the ask rule Bash(git push:*) requires it`)."""
+    always_rules: tuple[str, ...] = ()
+    """The rules an "always" answer records; empty when "always" cannot be scoped (then it means "yes")."""
+    outside_workspace: bool = False
+    """True when the call reaches outside the workspace (worth a warning colour)."""
+
+    @property
+    def always_rule(self) -> str:
+        """The rules an "always" answer records, as one line (empty when none)."""
+        return ", ".join(self.always_rules)
+
+
+Asker: TypeAlias = Callable[[PermissionRequest], Awaitable[Answer]]
+
+
+class PermissionPolicy:
+    """Rules, mode, workspace confinement and asking, as one `CanUseTool`."""
+
+    def __init__(
+        self,
+        root: Path,
+        mode: PermissionMode = "default",
+        rules: RuleSet | None = None,
+        asker: Asker | None = None,
+        *,
+        allow_write: bool = False,
+        shell: ShellState | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.mode: PermissionMode = mode
+        """Reassignable: the REPL may switch modes during a session."""
+        self.rules = rules if rules is not None else RuleSet()
+        self.asker = asker
+        self.allow_write = allow_write
+        self.shell = shell
+        """Bash's state, so relative paths in commands are judged from where the shell really is."""
+
+    async def __call__(self, tool: Tool, args: Mapping[str, Any]) -> Decision:
+        decision = await self.decide(tool, args)
+        trace("permission", tool=tool.name, decision="allow" if isinstance(decision, Allow) else "deny")
+        return decision
+
+    async def decide(self, tool: Tool, args: Mapping[str, Any]) -> Decision:
+        """The decision for one call (asking the user when needed)."""
+        call = inspect_call(tool.name, args, self.root, self.shell.cwd if self.shell else None)
+        found = self.rules.match(call, self.root, read_only=tool.read_only)
+        if found is not None and found.verdict == "deny":
+            return Deny(
+                f"Permission denied: {self._summary(tool, call)} is blocked by the deny rule {found.rule.text} "
+                f"({_source(found.rule)}). Do not try to get around it; take another approach or ask the user."
+            )
+        if self.mode == "plan" and not _reads_only(tool, call):
+            return Deny(
+                f"Plan mode is read-only, so {self._summary(tool, call)} was not run. Keep exploring with read-only "
+                "tools and present your plan; changes can be made once the user leaves plan mode."
+            )
+        if self.mode == "bypassPermissions":
+            return Allow()
+        if found is not None and found.verdict == "ask":
+            return await self._ask(tool, call, f"the ask rule {found.rule.text} ({_source(found.rule)})", found.rule)
+        if found is not None:
+            return Allow()
+        return await self._judge(tool, call)
+
+    def read_denied(self, path: Path) -> bool:
+        """True when a deny or ask rule covers reading `path` (search tools then leave it out of their results)."""
+        if not any(kind != "allow" and rule.tool == "Read" for kind, rule in self.rules.rules()):
+            return False  # the common case: no rule restricts reading
+        return self.rules.evaluate("Read", {"file_path": str(path)}, root=self.root) in ("deny", "ask")
+
+    def session_rules(self) -> list[str]:
+        """The rules "always" answers recorded in this session."""
+        return [rule.text for _, rule in self.rules.rules("allow") if rule.source == "session"]
+
+    def revoke(self, rule: str) -> bool:
+        """Forget a session rule; True when it was there."""
+        return self.rules.remove("allow", rule, "session")
+
+    async def _judge(self, tool: Tool, call: CallView) -> Decision:
+        """Step 6: no rule decided."""
+        if call.bash is not None:
+            if call.bash.read_only and not call.bash.outside:
+                return Allow()
+            if self.allow_write and not call.bash.outside:
+                return Allow()
+            return await self._ask(tool, call, _bash_reason(call.bash))
+        if tool.read_only:
+            if not call.outside:
+                return Allow()
+            return await self._ask(tool, call, "it reads outside the workspace")
+        if call.outside:
+            return await self._ask(tool, call, "it writes outside the workspace")
+        if tool.name in EDIT_TOOLS and self.mode == "acceptEdits":
+            return Allow()
+        if self.allow_write:
+            return Allow()
+        what = "it changes files" if tool.name in EDIT_TOOLS else f"{tool.name} is not read-only"
+        return await self._ask(tool, call, what)
+
+    async def _ask(self, tool: Tool, call: CallView, reason: str, ask_rule: Rule | None = None) -> Decision:
+        summary = self._summary(tool, call)
+        # an ask rule outranks allow rules, so a recorded rule would never take effect: "always" means "yes"
+        always = () if ask_rule is not None else self._always_rules(tool, call)
+        if self.asker is None:
+            return Deny(self._headless_message(tool, call, summary, reason, always, ask_rule))
+        request = PermissionRequest(tool.name, dict(call.args), summary, reason, always, call.outside)
+        try:
+            answer = await self.asker(request)
+        except Aborted:
+            raise
+        except Exception as exc:  # a broken prompt (EOF on stdin) must not let the call through
+            return Deny(
+                f"The permission prompt failed ({type(exc).__name__}), so {summary} was not run. "
+                "Stop and wait for the user.",
+                end_turn=True,
+            )
+        trace("permission.answer", tool=tool.name, answer=answer)
+        if answer == "always":
+            for text in always:
+                self.rules.add("allow", text, "session")
+            return Allow()
+        if answer == "yes":
+            return Allow()
+        return Deny(REJECT_MESSAGE, end_turn=True)
+
+    def _always_rules(self, tool: Tool, call: CallView) -> tuple[str, ...]:
+        """The narrowest rules that allow this exact call again, checked to really do so (else none)."""
+        if call.bash is not None:
+            candidates = _bash_rules(call.bash, self.rules)
+        elif tool.name in EDIT_TOOLS:
+            candidates = [f"Edit({self._rule_path(t)})" for t in call.targets]
+        elif tool.read_only:
+            candidates = [f"Read({self._rule_path(t)})" for t in call.targets if not t.inside]
+        else:
+            candidates = [tool.name]  # MCP and other tools: rules name the tool, no finer
+        for rules in (candidates, _whole_command(call.bash)):
+            if rules and self._would_allow(tool, call, rules):
+                return tuple(dict.fromkeys(rules))
+        return ()
+
+    def _would_allow(self, tool: Tool, call: CallView, rules: list[str]) -> bool:
+        trial = self.rules.copy()
+        if any(trial.add("allow", text, "session") for text in rules):
+            return False
+        found = trial.match(call, self.root, read_only=tool.read_only)
+        return found is not None and found.verdict == "allow"
+
+    def _rule_path(self, target: PathTarget) -> str:
+        """`src/app.py`, `./app.py` (a bare name would match at any depth) or `//etc/hosts`; `/**` for a folder."""
+        if target.inside:
+            relative = display(self.root, target.path)
+            pattern = "." if relative == "." else escape_pattern(relative)
+            if "/" not in pattern:
+                pattern = "./" + pattern if pattern != "." else "."
+        else:
+            pattern = "/" + escape_pattern(str(target.path))
+        if target.directory:
+            pattern = pattern.rstrip("/") + "/**"
+        return pattern
+
+    def _summary(self, tool: Tool, call: CallView) -> str:
+        """One line saying exactly what will happen."""
+        if call.bash is not None:
+            return "Run: " + " ⏎ ".join(line.strip() for line in call.bash.command.strip().splitlines())
+        name, args = tool.name, call.args
+        if call.targets:
+            main = call.targets[0]
+            notes = [] if all(t.inside for t in call.targets) else ["outside the workspace"]
+            if main.lexical != main.path:
+                notes.append(f"via {main.raw}")
+            where = display(self.root, main.path)
+            if name in ("Glob", "Grep") and isinstance(args.get("pattern"), str):
+                where = f"{json.dumps(args['pattern'], ensure_ascii=False)} in {where}"
+            return f"{name} {where}" + (f" ({', '.join(notes)})" if notes else "")
+        shown = json.dumps(dict(args), ensure_ascii=False, default=str)
+        shown = shown if len(shown) <= 160 else shown[:157] + "..."
+        return f"Call {name} {shown}" if args else f"Call {name}"
+
+    def _headless_message(
+        self, tool: Tool, call: CallView, summary: str, reason: str, always: tuple[str, ...], ask_rule: Rule | None
+    ) -> str:
+        start = f"Permission denied: {summary} needs approval ({reason}), and headless mode cannot ask."
+        if ask_rule is not None:
+            return f"{start} Run it interactively, or remove that ask rule."
+        ways: list[str] = []
+        if not call.outside and not _reads_only(tool, call) and not self.allow_write:
+            ways.append("set ALLOW_WRITE=1")
+        flags = [f"--allowed-tools {_quote(','.join(always))}"] if always else []
+        if tool.name in EDIT_TOOLS and not call.outside and self.mode != "acceptEdits":
+            flags.append("--permission-mode acceptEdits")
+        if flags:
+            ways.append("pass " + " or ".join(flags))
+        ways.append(f"add an allow rule to {PROJECT_SETTINGS_HINT}")
+        listed = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + ", or " + ways[-1]
+        return f"{start} To allow it, {listed}."
+
+
+def _reads_only(tool: Tool, call: CallView) -> bool:
+    """Read-only for plan mode: a read-only tool, or a Bash command that parsed and only reads."""
+    if call.bash is not None:
+        return call.bash.read_only
+    return tool.read_only
+
+
+def _bash_reason(bash: BashView) -> str:
+    if not bash.analysis.parsed:
+        return "the command could not be parsed, so it cannot be checked"
+    if bash.outside:
+        return "it names paths outside the workspace: " + ", ".join(bash.outside[:3])
+    if bash.analysis.writes and all(view.read_only for view in bash.commands):
+        return "it writes to a file through a redirection"
+    changing = [view.command.text for view in bash.commands if not view.read_only]
+    if changing:
+        return f"`{changing[0]}` may change files or run programs"
+    return bash.analysis.reason or "it may change files or run programs"
+
+
+def _bash_rules(bash: BashView, rules: RuleSet) -> list[str]:
+    """One rule per simple command that needs one: `Bash(<prefix>:*)` for a command that changes things, the
+    exact command for a read-only one that reaches outside the workspace."""
+    from . import shell
+
+    if not bash.analysis.parsed or bash.analysis.writes:
+        return []
+    out: list[str] = []
+    for view in bash.commands:
+        if view.read_only and not view.outside:
+            continue
+        words = (*view.command.assignments, *view.command.argv)
+        prefix = shell.rule_prefix(view.command).strip() if not view.read_only and not view.command.assignments else ""
+        body = prefix or shlex.join(words)
+        if not _literal(body):
+            return []
+        out.append(f"Bash({prefix}:*)" if prefix else f"Bash({body})")
+    return out
+
+
+def _literal(body: str) -> bool:
+    """Can `body` be recorded in a rule without meaning more than it says? (`*` in a rule is a wildcard.)"""
+    return bool(body) and "*" not in body and "\n" not in body
+
+
+def _whole_command(bash: BashView | None) -> list[str]:
+    """The exact command line, for what per-command rules cannot cover (a writing redirection)."""
+    if bash is None or not bash.analysis.parsed:
+        return []
+    line = bash.command.strip()
+    return [f"Bash({line})"] if _literal(line) else []
+
+
+def _source(rule: Rule) -> str:
+    if rule.source == "cli":
+        return "from the command line"
+    if rule.source == "session":
+        return "recorded in this session"
+    return f"from {rule.source}"
+
+
+_SAFE_IN_DOUBLE_QUOTES = re.compile(r'^[^"$`\\!]*$')
+
+
+def _quote(text: str) -> str:
+    return f'"{text}"' if _SAFE_IN_DOUBLE_QUOTES.match(text) else shlex.quote(text)

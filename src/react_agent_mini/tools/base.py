@@ -10,7 +10,7 @@ validation (msgspec: C-implemented, ≈20 ms to import where pydantic costs ≈1
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -49,6 +49,9 @@ class ToolContext(msgspec.Struct):
     """Ids of the tool_results the model saw whole in the latest request (not cut or cleared by compaction)."""
     call_id: str = ""
     """The id of the tool_use being run (set per call by the runner)."""
+    read_denied: Callable[[Path], bool] | None = None
+    """True for files the permission rules forbid reading (deny or ask rules): Glob and Grep leave them out of
+    their results, so searching a directory cannot reveal what reading the file would not."""
 
 
 class ShellState(msgspec.Struct):

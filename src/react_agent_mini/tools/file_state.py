@@ -28,6 +28,10 @@ class FileRead(msgspec.Struct, frozen=True):
     complete: bool = True
     """False when the result was cut (size guard, line cap): a stub must not stand in for it."""
 
+    def matches(self, mtime_ns: int, size: int) -> bool:
+        """True when the file on disk still has the modification time and size it had then."""
+        return self.mtime_ns == mtime_ns and self.size == size
+
 
 class FileReads:
     """Path → latest FileRead; paths are absolute and resolved."""

@@ -11,11 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..app import build_session
+from ..app import PermissionOptions, build_session
 from ..config import ProviderConfig
 from ..events import Terminal
 from ..headless import interrupt_aborts_turn
 from ..output import RunSummary, TextRenderer
+from ..permissions.policy import Answer, PermissionRequest
 from ..session import Session
 
 HELP = """commands:
@@ -32,9 +33,35 @@ async def _turn(session: Session, text: str, renderer: TextRenderer) -> None:
                 renderer.finish(event, RunSummary(session.session_id, ""))
 
 
-def run_repl(config: ProviderConfig, *, max_turns: int = 20) -> int:
+async def ask_in_terminal(request: PermissionRequest) -> Answer:
+    """Show exactly what will happen and take y (once), a (always, scoped) or N."""
+    sys.stdout.write(f"\n{'! outside the workspace: ' if request.outside_workspace else ''}{request.summary}\n")
+    sys.stdout.write(f"  needs permission: {request.reason}\n")
+    if request.always_rules:
+        sys.stdout.write(f"  a = always allow {request.always_rule} for this session\n")
+    sys.stdout.flush()
+    line = await asyncio.to_thread(input, "Allow? [y/a/N] ")
+    answer = line.strip().lower()
+    if answer in ("y", "yes"):
+        return "yes"
+    if answer in ("a", "always"):
+        return "always" if request.always_rules else "yes"
+    return "no"
+
+
+def run_repl(config: ProviderConfig, *, max_turns: int = 20, permissions: PermissionOptions | None = None) -> int:
     with asyncio.Runner() as runner:
-        session, provider = build_session(config, cwd=Path.cwd(), max_turns=max_turns, mock_chunk_delay=0.01)
+        built = build_session(
+            config,
+            cwd=Path.cwd(),
+            max_turns=max_turns,
+            permissions=permissions,
+            asker=ask_in_terminal,
+            mock_chunk_delay=0.01,
+        )
+        session, provider = built.session, built.provider
+        for warning in built.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
 
         def describe(use):  # type: ignore[no-untyped-def]
             tool = session.tools.get(use.name)

@@ -1,0 +1,732 @@
+"""Permission rules in Claude Code's syntax, kept in allow / ask / deny lists that remember where each came from.
+
+A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
+- `Bash(npm run test:*)` a prefix, `Bash(git status)` an exact command, `Bash(git * main)` a wildcard. A Bash call
+  is judged per simple command (split across `;` `&&` `||` `|` `$()` by `shell.analyze`), so an allowed prefix
+  never carries a second command along with it.
+- `Read(...)`, `Edit(...)`, `Write(...)`: a gitignore-style path pattern, matched against the RESOLVED path (`..`
+  and symlinks followed), so a rule cannot be dodged by `a/../secrets/x` or a link. Read rules also govern the
+  other reading tools (Glob, Grep); Edit rules govern every file-editing tool (Write included).
+- `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool, `WebFetch(domain:x)`.
+
+Verdicts go deny > ask > allow. A rule string that does not parse becomes a warning and is ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ..tools.paths import inside, resolve
+
+if TYPE_CHECKING:
+    from .shell import ShellAnalysis, SimpleCommand
+
+RuleKind: TypeAlias = Literal["allow", "ask", "deny"]
+Verdict: TypeAlias = RuleKind
+PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+RULE_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
+
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+"""Tools governed by Read rules."""
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""Tools governed by Edit rules."""
+_PATH_RULE_TOOLS = {"Read": READ_TOOLS, "Edit": EDIT_TOOLS, "Write": frozenset({"Write"})}
+_SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
+_TOOL_NAME = re.compile(r"^(?:mcp__[A-Za-z0-9_.-]+?(?:__\*)?|[A-Za-z][A-Za-z0-9_-]*)$")
+_PROBE = "\x00probe"
+"""A child name no literal pattern matches: "does this rule cover everything inside a directory?"."""
+_SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_WRAPPERS = frozenset(
+    {"env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "nice", "timeout", "xargs"}
+)
+_WRAPPER_ARG = re.compile(r"^(?:-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(?:\.\d+)?[smhd]?)$")
+
+
+class RuleError(ValueError):
+    """A rule string that does not parse; the message says why."""
+
+
+class Rule(msgspec.Struct, frozen=True):
+    """One parsed rule."""
+
+    tool: str
+    """Tool name or MCP server pattern: `Bash`, `Edit`, `mcp__github`, `mcp__github__*`."""
+    specifier: str | None = None
+    """The text inside the parentheses; None when the rule covers every use of the tool."""
+    source: str = "session"
+    """Where the rule came from: a settings file path, "cli" or "session"."""
+    project_root: str | None = None
+    """Base of `/path` patterns (the project the settings file belongs to); None: the workspace."""
+
+    @property
+    def text(self) -> str:
+        """The rule as written in settings: `Tool` or `Tool(specifier)`."""
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+
+class RuleMatch(msgspec.Struct, frozen=True):
+    """The verdict the rules give a call, and the rule that gave it."""
+
+    verdict: Verdict
+    """deny, ask or allow."""
+    rule: Rule
+    """The deciding rule (for allow: the first rule that contributed)."""
+
+
+class PathTarget(msgspec.Struct, frozen=True):
+    """A path a call touches."""
+
+    raw: str
+    """As the model wrote it."""
+    path: Path
+    """Absolute, `..` and symlinks resolved: what the call really touches."""
+    lexical: Path
+    """Absolute with `..` collapsed but symlinks kept (deny rules are checked against both)."""
+    directory: bool
+    """True for a search root (Glob/Grep): the call reads what is inside it."""
+    inside: bool
+    """True when `path` is the workspace or below it."""
+
+
+class CommandView(msgspec.Struct, frozen=True):
+    """One simple command of a Bash call, with what the permission check needs to know about it."""
+
+    command: SimpleCommand
+    """The parsed command."""
+    read_only: bool
+    """True when the command itself cannot change anything (`shell.is_read_only_command`)."""
+    outside: tuple[str, ...]
+    """Arguments naming a place outside the workspace, or one that cannot be known before running (`$HOME/x`)."""
+    paths: tuple[Path, ...]
+    """Every argument read as a resolved path (for Read/Edit deny rules)."""
+
+
+class BashView(msgspec.Struct, frozen=True):
+    """A Bash call, analysed."""
+
+    command: str
+    """The command line as given."""
+    analysis: ShellAnalysis
+    """What `shell.analyze` found."""
+    commands: tuple[CommandView, ...]
+    """Each simple command, in order."""
+    loose_outside: tuple[str, ...] = ()
+    """For a command that did not parse: words of it that look like paths outside the workspace."""
+
+    @property
+    def outside(self) -> tuple[str, ...]:
+        """Every argument that reaches outside the workspace."""
+        return tuple(dict.fromkeys([*self.loose_outside, *(a for c in self.commands for a in c.outside)]))
+
+    @property
+    def read_only(self) -> bool:
+        """True when the whole command parsed and cannot change anything."""
+        return self.analysis.parsed and self.analysis.read_only
+
+
+class CallView(msgspec.Struct, frozen=True):
+    """What a tool call touches, computed once and shared by the rules and the built-in judgement."""
+
+    tool: str
+    """The tool's name."""
+    args: Mapping[str, Any]
+    """The raw arguments."""
+    targets: tuple[PathTarget, ...] = ()
+    """Paths the call reads or writes."""
+    bash: BashView | None = None
+    """Set for Bash calls."""
+
+    @property
+    def outside(self) -> bool:
+        """True when the call reaches outside the workspace."""
+        if self.bash is not None:
+            return bool(self.bash.outside)
+        return any(not t.inside for t in self.targets)
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def parse_rule(text: str, source: str = "session", project_root: Path | None = None) -> Rule:
+    """The rule `text` denotes, or RuleError."""
+    text = text.strip()
+    if not text:
+        raise RuleError("empty rule")
+    tool, specifier = text, None
+    if "(" in text or ")" in text:
+        open_at = text.find("(")
+        if open_at <= 0 or not text.endswith(")"):
+            raise RuleError("expected Tool or Tool(specifier)")
+        tool, specifier = text[:open_at].strip(), text[open_at + 1 : -1].strip()
+        if not specifier:
+            raise RuleError("empty specifier; write the bare tool name to cover every use")
+        if specifier in ("*", ":*"):
+            specifier = None
+    if not _TOOL_NAME.match(tool):
+        raise RuleError(f"invalid tool name {tool!r}")
+    rule = Rule(tool, specifier, source, str(project_root) if project_root else None)
+    _compile(rule)  # the specifier's own errors surface now, not at the first call
+    return rule
+
+
+def split_rule_list(value: str) -> list[str]:
+    """Rules in a CLI value, separated by commas or whitespace outside parentheses: `"Bash(git diff:*),Edit"`."""
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        if depth == 0 and (char == "," or char.isspace()):
+            if "".join(current).strip():
+                rules.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    if "".join(current).strip():
+        rules.append("".join(current).strip())
+    return rules
+
+
+def escape_pattern(path: str) -> str:
+    """`path` as a pattern matching only itself (glob characters escaped)."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
+
+
+class _PathPattern:
+    """A compiled gitignore-style pattern with the base it is relative to."""
+
+    __slots__ = ("base", "regex")
+
+    def __init__(self, spec: str) -> None:
+        pattern = spec
+        if pattern.startswith("//"):
+            self.base, pattern = "abs", pattern[2:]
+        elif pattern == "~" or pattern.startswith("~/"):
+            self.base, pattern = "home", pattern[2:]
+        elif pattern.startswith("/"):
+            self.base, pattern = "project", pattern[1:]
+        else:
+            self.base = "workspace"
+        # gitignore: a pattern with no slash (other than a trailing one) matches at any depth
+        anchored = self.base != "workspace" or "/" in pattern.rstrip("/")
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        pattern = pattern.rstrip("/")
+        if pattern in ("", "."):
+            pattern = "**"
+        if ".." in pattern.split("/"):
+            raise RuleError("'..' is not allowed in a path pattern; write //absolute/path instead")
+        body = _glob_regex(pattern)
+        self.regex = re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
+
+    def matches(self, path: Path, directory: bool, workspace: Path, project_root: str | None) -> bool:
+        """True when the pattern covers `path` (or an ancestor of it, like gitignore)."""
+        if self.base == "abs":
+            base = Path("/")
+        elif self.base == "home":
+            base = Path.home().resolve()
+        elif self.base == "project" and project_root:
+            base = Path(project_root).resolve()
+        else:
+            base = workspace.resolve()
+        try:
+            parts = path.relative_to(base).parts
+        except ValueError:
+            return False
+        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] or [""]
+        if directory:
+            candidates.append("/".join((*parts, _PROBE)))
+        return any(self.regex.fullmatch(c) for c in candidates)
+
+
+def _glob_regex(pattern: str) -> str:
+    """Regex for a slash-separated glob: `**` any depth, `*` `?` `[..]` within one name, `\\x` literal."""
+    segments = pattern.split("/")
+    out: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:.*/)?")
+            continue
+        out.append(_segment_regex(segment))
+        if not last:
+            out.append("/")
+    return "".join(out)
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "\\" and i + 1 < len(segment):
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (close := segment.find("]", i + 2)) != -1:
+            body = segment[i + 1 : close]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            body = body.replace("\\", "\\\\").replace("[", "\\[")
+            out.append(f"[^/{body}]" if negate else f"[{body}]")
+            i = close + 1
+            continue
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+class _BashPattern:
+    """`prefix:*` (or `prefix *`), an exact command, or a wildcard pattern, compared word by word."""
+
+    __slots__ = ("exact", "kind", "regex", "words")
+
+    def __init__(self, spec: str) -> None:
+        self.exact = spec
+        self.regex: re.Pattern[str] | None = None
+        if spec.endswith(":*") or (spec.endswith(" *") and "*" not in spec[:-2]):
+            self.kind, body = "prefix", spec[:-2].rstrip()
+            if "*" in body or ":*" in body:
+                raise RuleError("use either a trailing :* or * wildcards, not both")
+        elif "*" in spec:
+            self.kind, body = "glob", spec
+            if ":*" in spec:
+                raise RuleError(":* is only allowed at the end")
+            parts = " ".join(spec.split()).split("*")
+            self.regex = re.compile(".*".join(re.escape(p) for p in parts), re.DOTALL)
+        else:
+            self.kind, body = "exact", spec
+        try:
+            self.words = tuple(shlex.split(body)) if self.kind != "glob" else ()
+        except ValueError as exc:
+            raise RuleError(f"cannot split the command: {exc}") from None
+        if self.kind != "glob" and not self.words:
+            raise RuleError("empty command")
+
+    def matches(self, words: Sequence[str]) -> bool:
+        """True when the simple command `words` (assignments first) fits."""
+        if self.kind == "exact":
+            return tuple(words) == self.words
+        if self.kind == "prefix":
+            return tuple(words[: len(self.words)]) == self.words
+        return self.regex is not None and self.regex.fullmatch(" ".join(words)) is not None
+
+    def mentioned_in(self, text: str) -> bool:
+        """Loose check for a command that did not parse: do the rule's words appear anywhere in it?"""
+        if self.regex is not None:
+            return self.regex.search(text) is not None
+        words = r"\s+".join(re.escape(w) for w in self.words)
+        return re.search(rf"(?<![\w./-]){words}(?![\w./-])", text) is not None
+
+
+class _Domain:
+    __slots__ = ("host",)
+
+    def __init__(self, spec: str) -> None:
+        if not spec.startswith("domain:") or not spec[7:].strip():
+            raise RuleError("WebFetch takes domain:<host>")
+        self.host = spec[7:].strip().lower()
+
+    def matches(self, url: object) -> bool:
+        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        return host == self.host or host.endswith("." + self.host)
+
+
+_Matcher: TypeAlias = "_PathPattern | _BashPattern | _Domain | None"
+
+
+def _compile(rule: Rule) -> _Matcher:
+    spec = rule.specifier
+    if spec is None:
+        return None
+    if rule.tool == "Bash":
+        return _BashPattern(spec)
+    if rule.tool in _PATH_RULE_TOOLS:
+        return _PathPattern(spec)
+    if rule.tool == "WebFetch":
+        return _Domain(spec)
+    raise RuleError(f"{rule.tool} rules take no specifier; write just {rule.tool}")
+
+
+def _governs(rule_tool: str, tool: str) -> bool:
+    """Does a rule written for `rule_tool` apply to calls of `tool`?"""
+    if rule_tool == tool or tool in _PATH_RULE_TOOLS.get(rule_tool, ()):
+        return True
+    if rule_tool.startswith("mcp__"):
+        server = rule_tool.removesuffix("__*")
+        # `mcp__server` names a whole server; `mcp__server__tool` (no wildcard) names one tool
+        whole_server = rule_tool.endswith("__*") or "__" not in rule_tool[5:]
+        return whole_server and tool.startswith(server + "__")
+    return False
+
+
+# ---------------------------------------------------------------- what a call touches
+
+
+def inspect_call(tool: str, args: Mapping[str, Any], root: Path, cwd: Path | None = None) -> CallView:
+    """The paths (or, for Bash, the simple commands) a call touches. `cwd`: where Bash starts (default: root)."""
+    root = root.resolve()
+    if tool == "Bash":
+        command = args.get("command")
+        return CallView(tool, args, bash=inspect_command(command if isinstance(command, str) else "", root, cwd))
+    targets: list[PathTarget] = []
+    if tool in _SEARCH_TOOLS:
+        where = args.get("path")
+        search = _target(where if isinstance(where, str) and where else ".", root, root, directory=True)
+        targets.append(search)
+        pattern = args.get("pattern")
+        if tool == "Glob" and isinstance(pattern, str) and (prefix := _static_prefix(pattern)):
+            targets.append(_target(prefix, search.path, root, directory=True))
+    else:
+        for key in ("file_path", "notebook_path", "path"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                targets.append(_target(value, root, root, directory=False))
+    return CallView(tool, args, tuple(targets))
+
+
+def _target(raw: str, base: Path, root: Path, *, directory: bool) -> PathTarget:
+    path = resolve(base, raw)
+    lexical = Path(os.path.normpath(base / os.path.expanduser(raw)))
+    return PathTarget(raw, path, lexical, directory, inside(root, path))
+
+
+def _static_prefix(pattern: str) -> str:
+    """The leading directories of a glob pattern before its first wildcard (`/etc/*.conf` → `/etc`)."""
+    kept: list[str] = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?[{"):
+            break
+        kept.append(part)
+    prefix = "/".join(kept)
+    return "/" if not prefix and pattern.startswith("/") else prefix
+
+
+def inspect_command(command: str, root: Path, cwd: Path | None = None) -> BashView:
+    """Analyse a Bash command line: its simple commands, which are read-only, which reach outside `root`."""
+    from . import shell  # the shell parser is imported on the first Bash call, not at startup
+
+    root = root.resolve()
+    start = resolve(root, str(cwd)) if cwd is not None else root
+    # the Bash tool starts over at the workspace root when its remembered directory is outside or gone
+    cwd = start if inside(root, start) and start.is_dir() else root
+    analysis = shell.analyze(command)
+    views = []
+    for cmd in analysis.commands:
+        outside, paths = _command_paths(cmd, cwd, root)
+        views.append(CommandView(cmd, shell.is_read_only_command(cmd), outside, paths))
+    loose: tuple[str, ...] = ()
+    if not analysis.parsed:
+        loose = _words_outside(_loose_words(command), cwd, root, live=True)[0]
+    return BashView(command, analysis, tuple(views), loose)
+
+
+_EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
+_OPERATOR = re.compile(r"^[();<>|&]+$")
+
+
+def _command_paths(cmd: SimpleCommand, cwd: Path, root: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    words = [a.split("=", 1)[1] for a in cmd.assignments if "=" in a]
+    words += cmd.argv[1:]
+    text_words = _loose_words(cmd.text)
+    if cmd.argv and cmd.argv[0] in text_words:
+        text_words.remove(cmd.argv[0])  # the program itself may live anywhere (`/usr/bin/git`)
+    words += text_words  # also catches redirection targets, which argv does not hold
+    return _words_outside(list(dict.fromkeys(words)), cwd, root, live=_has_live_expansion(cmd.text))
+
+
+def _loose_words(text: str) -> list[str]:
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        words = text.split()
+    return [w for w in words if not _OPERATOR.match(w)]
+
+
+def _words_outside(
+    words: Sequence[str], cwd: Path, root: Path, *, live: bool
+) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    outside: list[str] = []
+    paths: list[Path] = []
+    for word in words:
+        candidate = _path_candidate(word, live)
+        if candidate is None or candidate in _SAFE_DEVICES:
+            continue
+        if candidate == "":  # its value is only known when the shell runs: it could be anywhere
+            outside.append(word)
+            continue
+        path = resolve(cwd, candidate)
+        paths.append(path)
+        if not inside(root, path):
+            outside.append(word)
+    return tuple(outside), tuple(paths)
+
+
+def _path_candidate(word: str, live: bool) -> str | None:
+    """The path a word may name (`""`: unknowable), or None when it cannot be a path."""
+    if word in ("", "-", "--"):
+        return None
+    if word.startswith("-"):
+        if "=" in word:
+            word = word.split("=", 1)[1]
+        elif not word.startswith("--") and len(word) > 2 and word[2] in "/~.":
+            word = word[2:]  # a value glued to a short option: `-C/etc`
+        else:
+            return None
+        if not word:
+            return None
+    if live and _EXPANSION.search(word):
+        return ""
+    if "{" in word and ("," in word or ".." in word):
+        return ""  # brace expansion: `{/etc/passwd,x}`
+    cut = min((i for i in (word.find(c) for c in "*?[") if i != -1), default=len(word))
+    return word[:cut] or None
+
+
+def _has_live_expansion(text: str) -> bool:
+    """True when `text` holds a `$...` or backtick expansion outside single quotes."""
+    single = double = escaped = False
+    for i, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\" and not single:
+            escaped = True
+        elif char == "'" and not double:
+            single = not single
+        elif char == '"' and not single:
+            double = not double
+        elif not single and _EXPANSION.match(text, i):
+            return True
+    return False
+
+
+def _variants(cmd: SimpleCommand, depth: int = 0) -> Iterator[tuple[str, ...]]:
+    """Ways a deny/ask rule may see a command: as written, without wrappers (`sudo`, `env`, `xargs`), by the
+    program's base name, and the commands inside `sh -c '...'`, `eval` and `find -exec`. Best effort: deny rules
+    on Bash are a guard rail, not a sandbox."""
+    argv = list(cmd.argv)
+    yield (*cmd.assignments, *argv)
+    while argv and os.path.basename(argv[0]) in _WRAPPERS:
+        argv.pop(0)
+        while argv and _WRAPPER_ARG.match(argv[0]):
+            argv.pop(0)
+    for words in (argv, [os.path.basename(argv[0]), *argv[1:]] if argv else []):
+        if words:
+            yield tuple(words)
+    if depth < 3 and argv:
+        yield from _nested(argv, depth)
+
+
+def _nested(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
+    from . import shell
+
+    program = os.path.basename(argv[0])
+    scripts: list[str] = []
+    if program in _SHELLS:
+        for i, word in enumerate(argv[1:-1], start=1):
+            if word.startswith("-") and not word.startswith("--") and "c" in word:
+                scripts.append(argv[i + 1])
+                break
+    elif program == "eval":
+        scripts.append(" ".join(argv[1:]))
+    elif program == "find":
+        for i, word in enumerate(argv):
+            if word in ("-exec", "-execdir", "-ok", "-okdir"):
+                inner = []
+                for w in argv[i + 1 :]:
+                    if w in (";", "+"):
+                        break
+                    inner.append(w)
+                if inner:
+                    yield tuple(inner)
+    for script in scripts:
+        for cmd in shell.analyze(script).commands:
+            yield from _variants(cmd, depth + 1)
+
+
+# ---------------------------------------------------------------- rule sets
+
+
+class _Entry:
+    __slots__ = ("matcher", "rule")
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.matcher = _compile(rule)
+
+
+class RuleSet:
+    """Allow, ask and deny rules from every source, merged. Mutable: session rules come and go."""
+
+    def __init__(self) -> None:
+        self._entries: dict[RuleKind, list[_Entry]] = {kind: [] for kind in RULE_KINDS}
+
+    def add(self, kind: RuleKind, text: str, source: str, project_root: Path | None = None) -> str | None:
+        """Add a rule; a warning naming the source instead when it does not parse."""
+        try:
+            rule = parse_rule(text, source, project_root)
+        except RuleError as exc:
+            return f"{source}: ignored the {kind} rule {text!r}: {exc}"
+        self.add_rule(kind, rule)
+        return None
+
+    def add_rule(self, kind: RuleKind, rule: Rule) -> None:
+        """Add a parsed rule (a duplicate from the same source is not added twice)."""
+        if not any(e.rule == rule for e in self._entries[kind]):
+            self._entries[kind].append(_Entry(rule))
+
+    def remove(self, kind: RuleKind, text: str, source: str) -> bool:
+        """Remove the rule `text` from `source`; True when there was one."""
+        try:
+            wanted = parse_rule(text).text
+        except RuleError:
+            wanted = text.strip()
+        entries = self._entries[kind]
+        keep = [e for e in entries if not (e.rule.source == source and e.rule.text == wanted)]
+        self._entries[kind] = keep
+        return len(keep) != len(entries)
+
+    def rules(self, kind: RuleKind | None = None) -> list[tuple[RuleKind, Rule]]:
+        """Every rule with its kind, deny first (what a `/permissions` listing shows)."""
+        kinds: tuple[RuleKind, ...] = (kind,) if kind else ("deny", "ask", "allow")
+        return [(k, e.rule) for k in kinds for e in self._entries[k]]
+
+    def copy(self) -> RuleSet:
+        """An independent copy (adding to it leaves this one unchanged)."""
+        other = RuleSet()
+        for kind in RULE_KINDS:
+            other._entries[kind] = list(self._entries[kind])
+        return other
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._entries.values())
+
+    def evaluate(
+        self, tool: str, args: Mapping[str, Any], *, root: Path, cwd: Path | None = None, read_only: bool = False
+    ) -> Verdict | None:
+        """deny, ask or allow for this call by the rules alone; None when no rule decides."""
+        found = self.match(inspect_call(tool, args, root, cwd), root, read_only=read_only)
+        return found.verdict if found else None
+
+    def match(self, call: CallView, root: Path, *, read_only: bool = False) -> RuleMatch | None:
+        """The deciding rule, deny > ask > allow. `read_only`: the tool only reads, so paths inside the workspace
+        need no allow rule of their own."""
+        for kind in ("deny", "ask"):
+            if rule := self._first_hit(kind, call, root):
+                return RuleMatch(kind, rule)
+        if rule := self._allowed(call, root, read_only):
+            return RuleMatch("allow", rule)
+        return None
+
+    def _first_hit(self, kind: RuleKind, call: CallView, root: Path) -> Rule | None:
+        """The first `kind` rule touching any part of the call (any target, any simple command)."""
+        for entry in self._entries[kind]:
+            if call.bash is not None and entry.rule.tool in _PATH_RULE_TOOLS:
+                if _bash_touches(entry, call.bash, root):
+                    return entry.rule
+                continue
+            if not _governs(entry.rule.tool, call.tool):
+                continue
+            matcher = entry.matcher
+            if matcher is None:
+                return entry.rule
+            if isinstance(matcher, _BashPattern) and call.bash is not None:
+                if _bash_hit(matcher, call.bash):
+                    return entry.rule
+            elif isinstance(matcher, _PathPattern):
+                project = entry.rule.project_root
+                for t in call.targets:
+                    if any(matcher.matches(p, t.directory, root, project) for p in (t.path, t.lexical)):
+                        return entry.rule
+            elif isinstance(matcher, _Domain) and matcher.matches(call.args.get("url")):
+                return entry.rule
+        return None
+
+    def _allowed(self, call: CallView, root: Path, read_only: bool) -> Rule | None:
+        entries = [e for e in self._entries["allow"] if _governs(e.rule.tool, call.tool)]
+        if whole := next((e.rule for e in entries if e.matcher is None), None):
+            return whole
+        if call.bash is not None:
+            return _bash_allowed(entries, call.bash)
+        url = call.args.get("url")
+        if domain := next((e.rule for e in entries if isinstance(e.matcher, _Domain) and e.matcher.matches(url)), None):
+            return domain
+        first: Rule | None = None
+        for target in call.targets:
+            hit = next(
+                (
+                    e.rule
+                    for e in entries
+                    if isinstance(e.matcher, _PathPattern)
+                    and e.matcher.matches(target.path, target.directory, root, e.rule.project_root)
+                ),
+                None,
+            )
+            if hit is None and not (read_only and target.inside):
+                return None
+            first = first or hit
+        return first
+
+
+def _bash_hit(matcher: _BashPattern, bash: BashView) -> bool:
+    if not bash.analysis.parsed:
+        return matcher.mentioned_in(bash.command)
+    if matcher.kind == "exact" and bash.command.strip() == matcher.exact:
+        return True
+    return any(matcher.matches(words) for view in bash.commands for words in _variants(view.command))
+
+
+def _bash_touches(entry: _Entry, bash: BashView, root: Path) -> bool:
+    """Read rules see every path a command names (`cat .env`); Edit/Write rules those of commands that write."""
+    matcher = entry.matcher
+    for view in bash.commands:
+        if entry.rule.tool != "Read" and view.read_only and not bash.analysis.writes:
+            continue
+        if matcher is None:
+            # a bare Read/Edit rule governs the file tools, not Bash
+            continue
+        if isinstance(matcher, _PathPattern) and any(
+            matcher.matches(p, True, root, entry.rule.project_root) for p in view.paths
+        ):
+            return True
+    return False
+
+
+def _bash_allowed(entries: list[_Entry], bash: BashView) -> Rule | None:
+    """Allowed only when every simple command is covered by an allow rule or is read-only and stays inside; a
+    writing redirection needs a rule for the whole command line."""
+    if not bash.analysis.parsed:
+        return None
+    patterns = [(e.rule, e.matcher) for e in entries if isinstance(e.matcher, _BashPattern)]
+    # an exact rule for the whole line is exactly what the user approved, redirections and all
+    exact = next((r for r, m in patterns if m.kind == "exact" and m.exact == bash.command.strip()), None)
+    if exact is not None or bash.analysis.writes:
+        return exact
+    first: Rule | None = None
+    for view in bash.commands:
+        words = (*view.command.assignments, *view.command.argv)
+        hit = next((r for r, m in patterns if m.matches(words)), None)
+        if hit is None and not (view.read_only and not view.outside):
+            return None
+        first = first or hit
+    return first

@@ -1,0 +1,381 @@
+"""Bash: run a shell command in the workspace and return what it printed.
+
+Each call is a fresh `/bin/bash -c` (never $SHELL: the model writes bash) in its own process group, so a
+timeout or Ctrl+C can kill everything the command started, not only the shell. Only the working directory
+carries over between calls: an EXIT trap records bash's final directory in a temp file, and the next call
+starts there (or back at the workspace root if it left the workspace or vanished).
+
+Output is read from two pipes we own (not asyncio's subprocess pipes) so that we decide when to stop
+reading: a background job (`server &`) keeps the pipes open after bash exits, and we must neither hang on
+it nor close its stdout under it (it would die of SIGPIPE on its next write). Each stream keeps a bounded
+head and a rolling tail, so a command printing gigabytes costs a few hundred kilobytes of memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import functools
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from .base import ModelTool, ToolContext, ToolOutput
+from .paths import inside
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+OUTPUT_LIMIT = 30_000
+"""Characters kept per stream (stdout and stderr each): half from the head, half from the tail."""
+KILL_GRACE_S = 1.0
+"""Time between SIGTERM and SIGKILL for the process group."""
+PIPE_LINGER_S = 0.2
+"""How long to wait for the pipes to close after bash exits before leaving background jobs to run."""
+
+NO_OUTPUT = "(no output)"
+BACKGROUND_NOTE = "(background processes are still running; their later output is not captured)"
+
+
+class BashArgs(msgspec.Struct):
+    command: Annotated[str, msgspec.Meta(min_length=1, description="The bash command or script to run.")]
+    timeout: Annotated[
+        int,
+        msgspec.Meta(
+            gt=0,
+            description=f"Optional timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
+        ),
+    ] = DEFAULT_TIMEOUT_MS
+    description: Annotated[
+        str,
+        msgspec.Meta(
+            description="A clear 5-10 word summary of what the command does, shown to the user "
+            "(e.g. 'Run the unit tests', 'Install project dependencies')."
+        ),
+    ] = ""
+
+
+_DESCRIPTION = f"""\
+Run a bash command in the workspace and return its output.
+
+Use it for builds, tests, git, package managers, running programs and other terminal work. Do not use it to \
+read, search or list files (cat, head, tail, grep, rg, find, ls -R): the Read, Grep and Glob tools do that \
+better and cheaper.
+
+- Each call runs in a new `bash -c`. The working directory persists between calls (a `cd` stays in effect, \
+within the workspace; leaving the workspace resets it to the workspace root). Shell state does not persist: \
+variables, functions, aliases, `set` options and activated virtualenvs are gone on the next call, so chain \
+dependent steps in one command with `&&`.
+- Commands are not interactive: stdin is empty and there is no terminal. Pass flags such as `-y` or \
+`--no-edit`; pagers are disabled (PAGER=cat) and git will not prompt for credentials.
+- Quote paths that contain spaces. Multi-line scripts and heredocs work.
+- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} (2 minutes), max {MAX_TIMEOUT_MS} (10 minutes). \
+On timeout the command and everything it started are killed.
+- A command ending with `&` may leave a background process running (e.g. a dev server); its output after \
+the command returns is not captured, so redirect it to a file if you need it.
+
+Result layout: stdout; then, after a blank line, `stderr:` and the stderr text if there was any; \
+`(no output)` if both were empty. Then, after a blank line, status lines when relevant: `Exit code N` \
+(non-zero exit, reported as an error), `Killed by signal SIGxxx`, a timeout notice, a background-process \
+notice, or `Shell cwd was reset to <dir>`. Each stream is limited to {OUTPUT_LIMIT} characters: beyond that \
+its head and tail are kept around a `[... N characters omitted ...]` marker."""
+
+
+class BashTool(ModelTool[BashArgs]):
+    name = "Bash"
+    description = _DESCRIPTION
+    args_model = BashArgs
+    read_only = False
+    concurrency_safe = False
+    status_field = "command"
+
+    def validate(self, raw: Mapping[str, Any]) -> BashArgs:
+        """As the base class, with a too-large timeout clamped to the maximum rather than refused."""
+        args = super().validate(raw)
+        if args.timeout > MAX_TIMEOUT_MS:
+            args = msgspec.structs.replace(args, timeout=MAX_TIMEOUT_MS)
+        return args
+
+    async def call(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+        notes: list[str] = []
+        start = _starting_dir(ctx, notes)
+        fd, cwd_file = tempfile.mkstemp(prefix="ram-bash-cwd-")
+        os.close(fd)
+        try:
+            return await _run(args, ctx, start, Path(cwd_file), notes)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(cwd_file)
+
+
+def _starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
+    """Where this command starts: the remembered directory while it is still a directory in the workspace."""
+    remembered = ctx.shell.cwd
+    if remembered is None:
+        return ctx.cwd
+    if inside(ctx.cwd, remembered.resolve(strict=False)) and remembered.is_dir():
+        return remembered
+    ctx.shell.cwd = None
+    notes.append(f"Shell cwd was reset to {ctx.cwd}")
+    return ctx.cwd
+
+
+def _bash_path() -> str:
+    # /bin/bash is the contract; the fallback only serves systems without it (e.g. NixOS).
+    if os.path.exists("/bin/bash"):
+        return "/bin/bash"
+    return shutil.which("bash") or "/bin/bash"
+
+
+def _script(command: str, cwd_file: Path) -> str:
+    """The user's command, verbatim, preceded on its first line by a trap that records the final directory.
+
+    Sharing the first line keeps bash's line numbers in error messages equal to the model's. Nothing follows
+    the command, so `exit`, a trailing heredoc without a final newline, or a trailing comment all behave as
+    if the command ran alone. An EXIT trap also runs on `exit` and on SIGTERM, and does not change the exit
+    status. `pwd -P` fails if the directory was deleted; $PWD then still names it, and the caller sees it is
+    gone. If the command replaces the trap or `exec`s, nothing is recorded and the directory stays as before.
+    """
+    target = shlex.quote(str(cwd_file))
+    trap = f'{{ builtin pwd -P || builtin printf "%s\\n" "$PWD"; }} >| {target} 2>/dev/null'
+    return f"trap {shlex.quote(trap)} EXIT; {command}"
+
+
+class _Capture:
+    """One stream's text: the first half of the limit, plus a rolling tail, plus a count of the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self._head_room = limit // 2
+        self._tail_room = limit - self._head_room
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data: bytes) -> None:
+        # An incremental decoder: a multi-byte character split across two reads is not mangled.
+        self._add(self._decoder.decode(data))
+
+    def finish(self) -> None:
+        self._add(self._decoder.decode(b"", final=True))
+
+    def _add(self, text: str) -> None:
+        if not text:
+            return
+        self.total += len(text)
+        if self._head_len < self._head_room:
+            part = text[: self._head_room - self._head_len]
+            self._head.append(part)
+            self._head_len += len(part)
+            text = text[len(part) :]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            # Trim only when twice over, so trimming costs O(1) amortised per character.
+            if self._tail_len > 2 * self._tail_room:
+                kept = "".join(self._tail)[-self._tail_room :]
+                self._tail = [kept]
+                self._tail_len = len(kept)
+
+    def text(self) -> str:
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if self.total <= self._head_room + self._tail_room:
+            return head + tail
+        tail = tail[-self._tail_room :]
+        omitted = self.total - len(head) - len(tail)
+        return f"{head}\n[... {omitted} characters omitted ...]\n{tail}"
+
+
+class _PipeReader(asyncio.Protocol):
+    """Feeds a pipe into a capture until EOF; once detached, keeps draining it but discards the data."""
+
+    def __init__(self, capture: _Capture) -> None:
+        self._capture: _Capture | None = capture
+        self.closed = asyncio.Event()
+
+    def data_received(self, data: bytes) -> None:
+        if self._capture is not None:
+            self._capture.feed(data)
+
+    def eof_received(self) -> bool | None:
+        return None  # let the transport close itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+
+    def detach(self) -> None:
+        self._capture = None
+
+
+def _same(reader: _PipeReader) -> _PipeReader:
+    return reader
+
+
+async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, notes: list[str]) -> ToolOutput:
+    timeout_ms = min(args.timeout, MAX_TIMEOUT_MS)
+    env = dict(os.environ)
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", PWD=str(start))
+    loop = asyncio.get_running_loop()
+
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            _bash_path(),
+            "-c",
+            _script(args.command, cwd_file),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            cwd=start,
+            env=env,
+            start_new_session=True,  # its own process group: killpg reaches every descendant
+        )
+    except (OSError, ValueError) as exc:  # E2BIG for a huge command, a NUL byte, a missing bash...
+        for fd in (out_r, err_r):
+            os.close(fd)
+        return ToolOutput(f"Could not start bash: {exc}", is_error=True)
+    finally:
+        # Only the child may hold the write ends, or EOF would never come.
+        os.close(out_w)
+        os.close(err_w)
+
+    out, err = _Capture(), _Capture()
+    # Unbuffered file objects: the transports take them over and close them at EOF.
+    unconnected = [open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)]  # noqa: SIM115
+    readers: list[_PipeReader] = []
+    timed_out = False
+    try:
+        for capture in (out, err):
+            reader = _PipeReader(capture)
+            await loop.connect_read_pipe(functools.partial(_same, reader), unconnected[0])
+            unconnected.pop(0)
+            readers.append(reader)
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                await proc.wait()
+        except TimeoutError:
+            timed_out = True
+            await _kill_group(proc, readers)
+        all_closed = await _pipes_closed(readers, PIPE_LINGER_S)
+    except BaseException:  # cancelled (Ctrl+C), even while lingering: nothing it started may outlive it
+        for pipe in unconnected:
+            pipe.close()
+        try:
+            await _kill_group(proc, readers)
+        finally:
+            for reader in readers:
+                reader.detach()
+        raise
+
+    if not all_closed:
+        for reader in readers:
+            reader.detach()
+        notes.insert(0, BACKGROUND_NOTE)
+    out.finish()
+    err.finish()
+
+    returncode = proc.returncode if proc.returncode is not None else await proc.wait()
+    status: list[str] = []
+    if timed_out:
+        status.append(f"Command timed out after {timeout_ms} ms; its process group was killed.")
+    elif returncode < 0:
+        status.append(f"Killed by signal {_signal_name(-returncode)}")
+    elif returncode > 0:
+        status.append(f"Exit code {returncode}")
+
+    _record_cwd(ctx, cwd_file, notes)
+    text = _layout(out.text(), err.text(), status + notes)
+    return ToolOutput(text, is_error=timed_out or returncode != 0)
+
+
+async def _pipes_closed(readers: list[_PipeReader], within: float) -> bool:
+    """True once every pipe reached EOF; False if some writer (a background job) still holds one open."""
+    try:
+        async with asyncio.timeout(within):
+            for reader in readers:
+                await reader.closed.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _kill_group(proc: asyncio.subprocess.Process, readers: list[_PipeReader]) -> None:
+    """SIGTERM the whole group, give it a moment to clean up, then SIGKILL whatever is left."""
+    pgid = proc.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return  # the group is already gone
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE_S
+    try:
+        while loop.time() < deadline:
+            # Done early when bash is gone and nothing holds its pipes; the SIGKILL below still sweeps up
+            # any member that redirected its output elsewhere.
+            if proc.returncode is not None and all(r.closed.is_set() for r in readers):
+                break
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        # In `finally`, so a second cancellation during the grace period cannot skip it.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(KILL_GRACE_S):
+            await proc.wait()
+
+
+def _record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
+    """Remember where bash ended up, or go back to the root if that is outside the workspace or gone."""
+    try:
+        recorded = cwd_file.read_text(encoding="utf-8", errors="replace").strip("\n")
+    except OSError:
+        recorded = ""
+    if not recorded:
+        return  # the trap did not run (exec, syntax error, replaced trap): keep the previous directory
+    where = Path(recorded)
+    root = ctx.cwd.resolve(strict=False)
+    if where.is_absolute() and inside(root, where) and where.is_dir():
+        ctx.shell.cwd = None if where == root else where
+        return
+    ctx.shell.cwd = None
+    note = f"Shell cwd was reset to {ctx.cwd}"
+    if note not in notes:
+        notes.append(note)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _layout(stdout: str, stderr: str, notes: list[str]) -> str:
+    """stdout; a blank line and `stderr:` with stderr; a blank line and the status lines."""
+    parts: list[str] = []
+    stdout = stdout.rstrip("\n")
+    stderr = stderr.rstrip("\n")
+    if stdout:
+        parts.append(stdout)
+    if stderr:
+        parts.append(f"stderr:\n{stderr}")
+    if not parts:
+        parts.append(NO_OUTPUT)
+    if notes:
+        parts.append("\n".join(notes))
+    return "\n\n".join(parts)

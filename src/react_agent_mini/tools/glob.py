@@ -1,0 +1,240 @@
+"""Glob: find files by path pattern inside the workspace, newest first.
+
+The pattern's leading literal directories are resolved first (following `..` and symlinks), so `../*`,
+`/etc/*` or a symlinked directory pointing elsewhere are recognised as outside the workspace and answered
+with a plain sentence instead of a listing. Files come from `rg --files` (gitignore-aware, symlinks not
+followed) or, without rg, from the pure-Python walker in `ignore.py`, which lists the same files. The
+pattern itself is matched here, so both engines share its semantics; rg only gets a name prefilter
+(`--type-add`) and a depth limit, which shrink its output on large trees. Shallow patterns go to the walker
+even when rg is installed: a few directory scans cost less than starting a process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, AnyStr, NamedTuple
+
+import msgspec
+
+from .base import ModelTool, ToolContext, ToolOutput
+from .ignore import GlobError, Overrides, translate_glob, walk_files
+from .paths import display, inside, resolve
+from .ripgrep import find_rg, run_rg
+
+MAX_RESULTS = 100
+_META = frozenset("*?[]{},\\")
+"""Characters with a meaning in a glob; a backslash before anything else is read as a path separator."""
+_NAME_PREFILTER_UNSAFE = frozenset("[\\:/")
+"""A last component with one of these is not handed to rg as a type glob (rg's syntax differs or rejects it)."""
+
+
+class GlobArgs(msgspec.Struct):
+    pattern: Annotated[
+        str,
+        msgspec.Meta(
+            description="The glob to match file paths against, relative to `path`: `*.py` (that directory only), "
+            "`**/*.py` (any depth), `src/**/*.{ts,tsx}`, `**/test_*.py`."
+        ),
+    ]
+    path: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="The directory to search in, relative to the workspace root or absolute. Omit it to "
+            "search the whole workspace."
+        ),
+    ] = None
+
+
+class _Plan(NamedTuple):
+    """What to list and how to match it."""
+
+    base: Path
+    """The directory to list (resolved, inside the workspace)."""
+    regex: re.Pattern[str]
+    """Matches paths relative to `base`."""
+    max_depth: int | None
+    name_glob: str | None
+    """The pattern's last component, safe to give rg as a file-name prefilter."""
+
+
+def _normalise(pattern: str) -> str:
+    """Backslashes used as separators (Windows habits: `..\\src\\*.py`) become `/`; glob escapes stay."""
+    out: list[str] = []
+    for i, c in enumerate(pattern):
+        if c == "\\" and (i + 1 == len(pattern) or pattern[i + 1] not in _META):
+            out.append("/")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _outside(what: str, root: Path) -> ToolOutput:
+    return ToolOutput(f"{what} resolves outside the workspace; Glob only searches inside {root}.")
+
+
+def _plan(root: Path, pattern: str, path: str | None) -> _Plan | ToolOutput:
+    base = resolve(root, path or ".")
+    if not inside(root, base):
+        return _outside(path or ".", root)
+    if not base.exists():
+        return ToolOutput(f"Path does not exist: {path}", is_error=True)
+    if not base.is_dir():
+        return ToolOutput(f"Not a directory: {path}. Glob's path must be a directory.", is_error=True)
+    parts = _normalise(pattern).split("/")
+    literal = 0
+    while literal < len(parts) - 1 and not _META.intersection(parts[literal]):
+        literal += 1
+    if literal:
+        prefix = "/".join(parts[:literal]) or "/"  # `/etc/*` keeps its root
+        base = resolve(base, prefix)
+        if not inside(root, base):
+            return _outside(pattern, root)
+    rest = "/".join(parts[literal:])
+    try:
+        regex = re.compile(translate_glob(rest), re.DOTALL)
+    except (GlobError, re.error) as exc:
+        return ToolOutput(f"Invalid glob pattern {pattern}: {exc}", is_error=True)
+    # `{a/b,c}` puts a separator inside braces: the depth varies and the last component is not a file name.
+    braced_slash = _slash_in_braces(rest)
+    last = rest.rsplit("/", 1)[-1]
+    name_ok = not braced_slash and "**" not in last and last not in ("", "*") and last.count("{") <= 1
+    name_ok = name_ok and not _NAME_PREFILTER_UNSAFE.intersection(last)
+    depth = None if braced_slash or "**" in rest else rest.count("/") + 1
+    return _Plan(base, regex, depth, last if name_ok else None)
+
+
+def _slash_in_braces(pattern: str) -> bool:
+    depth = 0
+    for c in pattern:
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == "/" and depth:
+            return True
+    return False
+
+
+async def _list_rg(rg: str, root: Path, plan: _Plan) -> list[str] | None:
+    """Files under the plan's base, relative to root, from `rg --files`; None if rg could not do it."""
+    options = ["--files"]
+    if plan.max_depth is not None:
+        options.append(f"--max-depth={plan.max_depth}")
+    if plan.name_glob is not None:
+        options += [f"--type-add=ramglob:{plan.name_glob}", "--type=ramglob"]
+    paths = [] if plan.base == root else [display(root, plan.base)]
+    try:
+        result = await run_rg(rg, options, paths, root)
+    except OSError:
+        return None
+    if result.returncode == 2 and result.stderr.strip():
+        return None  # e.g. rg rejected the name prefilter: the walker will do
+    return [os.fsdecode(p) for p in result.stdout.split(b"\0") if p]
+
+
+def _list_python(root: Path, plan: _Plan) -> list[str]:
+    prefix = str(root).rstrip(os.sep) + os.sep
+    files = walk_files(str(plan.base), root=str(root), overrides=Overrides(["!.git"]), max_depth=plan.max_depth)
+    return [f[len(prefix) :] for f in files]
+
+
+def dated(root: Path, paths: Sequence[AnyStr]) -> list[tuple[int, AnyStr]]:
+    """`(-mtime_ns, path)` for each path (relative to root, or absolute) that still exists: sorted, newest first.
+
+    Stats go through a descriptor of the root where the OS allows it: shorter lookups than absolute paths,
+    and stat is most of the cost of ordering thousands of files."""
+    out: list[tuple[int, AnyStr]] = []
+    fd: int | None = None
+    if os.stat in os.supports_dir_fd:
+        with contextlib.suppress(OSError):
+            fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        for path in paths:
+            try:
+                if fd is not None:
+                    info = os.stat(path, dir_fd=fd, follow_symlinks=False)
+                else:
+                    info = os.lstat(os.path.join(os.fsencode(root) if isinstance(path, bytes) else str(root), path))
+            except OSError:
+                continue  # deleted since it was listed
+            out.append((-info.st_mtime_ns, path))
+    finally:
+        if fd is not None:
+            os.close(fd)
+    out.sort()
+    return out
+
+
+def _rank(root: Path, plan: _Plan, files: list[str]) -> tuple[list[str], int]:
+    """The newest MAX_RESULTS matches (ties by path) and how many matched in all."""
+    cut = 0 if plan.base == root else len(display(root, plan.base)) + 1
+    fullmatch = plan.regex.fullmatch
+    if os.sep != "/":
+        files = [f.replace(os.sep, "/") for f in files]
+    matches = dated(root, [rel for rel in files if fullmatch(rel, cut)])
+    return [rel for _, rel in matches[:MAX_RESULTS]], len(matches)
+
+
+class GlobTool(ModelTool[GlobArgs]):
+    name = "Glob"
+    description = (
+        "Find files by path pattern, fast on codebases of any size. `*` and `?` match within one path "
+        "component, `**` spans any number of directories, `{a,b}` alternates, `[abc]` is a character class: "
+        "`**/*.py` finds Python files at any depth, `*.md` only in the base directory, `src/**/*.{ts,tsx}` "
+        "under src. Returns matching file paths relative to the workspace root, one per line, newest first "
+        f"(by modification time), at most {MAX_RESULTS}. Respects .gitignore, skips .git/, includes hidden "
+        "files, does not follow symbolic links, and only searches inside the workspace. Use it to locate files "
+        "by name; use Grep to search their contents."
+    )
+    args_model = GlobArgs
+    read_only = True
+    concurrency_safe = True
+    status_field = "pattern"
+
+    def __init__(self, *, use_rg: bool = True, rg_path: str | None = None, walk_depth: int = 2) -> None:
+        """`use_rg=False` forces the pure-Python walker; `rg_path` overrides where rg is looked for. Patterns
+        reaching at most `walk_depth` levels below their base (`*.py`, `src/*/*.ts`) are listed by the walker
+        anyway: a few scandirs cost less than starting rg (≈5 ms against ≈10 ms on a 50,000-file tree)."""
+        self._use_rg = use_rg
+        self._rg_path = rg_path
+        self._walk_depth = walk_depth
+
+    async def call(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
+        if "\0" in args.pattern:
+            return ToolOutput(f"Invalid glob pattern {args.pattern}: it contains a NUL character.", is_error=True)
+        try:
+            return await self._glob(args, ctx)
+        except (OSError, ValueError) as exc:  # e.g. a NUL in the pattern, an unreadable root
+            return ToolOutput(f"Glob failed: {exc}", is_error=True)
+
+    async def _glob(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
+        root = ctx.cwd.resolve()
+        path = None if args.path in (None, "", "undefined", "null") else args.path
+        plan = _plan(root, args.pattern, path)
+        if isinstance(plan, ToolOutput):
+            return plan
+        if not plan.base.is_dir():
+            return ToolOutput(f"No files match {args.pattern}.")
+        shallow = plan.max_depth is not None and plan.max_depth <= self._walk_depth
+        rg = (self._rg_path or find_rg()) if self._use_rg and not shallow else None
+        files = await _list_rg(rg, root, plan) if rg else None
+        if files is None:
+            files = await asyncio.to_thread(_list_python, root, plan)
+        if ctx.read_denied is not None:
+            denied = ctx.read_denied
+            files = [f for f in files if not denied(resolve(root, f))]
+        shown, total = await asyncio.to_thread(_rank, root, plan, files)
+        if not total:
+            return ToolOutput(f"No files match {args.pattern}.")
+        text = "\n".join(shown)
+        if total > len(shown):
+            text += (
+                f"\n(Showing {len(shown)} of {total} matches, newest first. "
+                "Narrow the pattern or the path to see the rest.)"
+            )
+        return ToolOutput(text)

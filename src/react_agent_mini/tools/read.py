@@ -1,0 +1,190 @@
+"""Read: show a text file's lines, numbered, a page at a time, and remember what was read.
+
+The file is streamed line by line, so paging through a huge log costs memory for one page only. Each read is
+recorded in the session's FileReads: that is what lets Write and Edit proceed, and what lets a repeated Read
+of an unchanged range answer with a short stub instead of the same text again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from pathlib import Path
+from typing import IO, Annotated
+
+import msgspec
+
+from . import paths
+from .base import ModelTool, ToolContext, ToolOutput
+from .file_state import FileRead
+from .text_files import SNIFF_BYTES, looks_binary, numbered, plural
+
+DEFAULT_LIMIT = 2000
+"""Lines returned when no limit is given."""
+WHOLE_FILE_BYTES = 256 * 1024
+"""Bigger files must be read with offset/limit, so one Read cannot swallow the context by accident."""
+OUTPUT_CHARS = 100_000
+"""The numbered text of one result stops at a line boundary before this many characters."""
+UNCHANGED_STUB = (
+    "File unchanged since your last Read of this range; the content in that earlier Read result is still "
+    "current — refer to it instead of reading again."
+)
+
+
+class ReadArgs(msgspec.Struct):
+    file_path: Annotated[
+        str, msgspec.Meta(description="Path of the file to read: absolute, or relative to the workspace root.")
+    ]
+    offset: Annotated[
+        Annotated[int, msgspec.Meta(ge=0)] | None,
+        msgspec.Meta(description="Line number to start from (1 = first line). Omit to start at the beginning."),
+    ] = None
+    limit: Annotated[
+        Annotated[int, msgspec.Meta(ge=1)] | None,
+        msgspec.Meta(description=f"Maximum number of lines to return (default {DEFAULT_LIMIT})."),
+    ] = None
+
+
+class ReadTool(ModelTool[ReadArgs]):
+    name = "Read"
+    description = (
+        "Read a text file from the workspace. Returns its lines as `<line number>\\t<line>`; the numbers start "
+        "at 1 and are not part of the file (leave them out when you copy text into Edit). By default returns "
+        f"up to {DEFAULT_LIMIT} lines from the start; use offset (first line, 1-based) and limit (number of lines) "
+        "to page through longer files. When more of the file remains, the result ends with a note giving the "
+        "total line count and the offset to continue from. Lines longer than 2000 characters are cut. Files "
+        "over 256 KB must be read in parts with offset and limit. Binary files are refused; for a directory use "
+        "Glob. Read a file before you Edit or overwrite it. Reading the same unchanged range again returns a "
+        "short notice pointing to your earlier result instead of the text."
+    )
+    args_model = ReadArgs
+    read_only = True
+    concurrency_safe = True
+    status_field = "file_path"
+
+    async def call(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
+        path = paths.resolve(ctx.cwd, args.file_path)
+        shown = paths.display(ctx.cwd, path)
+        prior = ctx.file_reads.get(path)
+        # In a worker thread: a big file must not freeze the event loop (UI, abort, parallel Reads).
+        output, read = await asyncio.to_thread(_read, path, shown, args, prior, ctx.whole_results, ctx.call_id)
+        # Recorded only here, after the await: an aborted call's result never reaches the model whole, so no
+        # later stub may point at it.
+        if read is not None:
+            ctx.file_reads.record(path, read)
+        return output
+
+
+def _error(text: str) -> tuple[ToolOutput, None]:
+    return ToolOutput(text, is_error=True), None
+
+
+def _read(
+    path: Path, shown: str, args: ReadArgs, prior: FileRead | None, whole: frozenset[str], call_id: str
+) -> tuple[ToolOutput, FileRead | None]:
+    """The result, and the FileRead to record (None for errors and stubs)."""
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return _error(f"File does not exist: {shown}")
+    except OSError as exc:
+        return _error(f"Cannot read {shown}: {exc.strerror or exc}.")
+    if stat.S_ISDIR(info.st_mode):
+        return _error(f"{shown} is a directory, not a file; use Glob to list it.")
+    if not stat.S_ISREG(info.st_mode):
+        # Reading a FIFO or device could block forever or never end.
+        return _error(f"{shown} is not a regular file (a device, pipe or socket); Read only reads files.")
+
+    first = args.offset or 1
+    limit = args.limit or DEFAULT_LIMIT
+    if (
+        prior is not None
+        and prior.tool_use_id
+        and prior.tool_use_id in whole
+        and prior.complete
+        and prior.offset == first
+        and (prior.limit or DEFAULT_LIMIT) == limit
+        and prior.matches(info.st_mtime_ns, info.st_size)
+    ):
+        return ToolOutput(UNCHANGED_STUB), None
+
+    record = FileRead(info.st_mtime_ns, info.st_size, first, args.limit, call_id)
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(SNIFF_BYTES)
+            if looks_binary(head):
+                return _error(f"Cannot read {shown}: it is a binary file ({info.st_size} bytes).")
+            if not head:
+                return ToolOutput(f"{shown} is empty."), record
+            stream.seek(0)
+            if args.limit is None and not args.offset and info.st_size > WHOLE_FILE_BYTES:
+                total = _count_lines(stream)
+                return _error(
+                    f"{shown} is too large to read whole: {info.st_size:,} bytes, {plural(total, 'line')} "
+                    f"(files over {WHOLE_FILE_BYTES // 1024} KB need offset or limit). Read it in parts with "
+                    f"offset and limit, e.g. offset=1, limit={DEFAULT_LIMIT}. Grep can find the part you need."
+                )
+            return _page(stream, shown, first, limit, args.offset, record)
+    except OSError as exc:
+        return _error(f"Cannot read {shown}: {exc.strerror or exc}.")
+
+
+def _page(
+    stream: IO[bytes], shown: str, first: int, limit: int, asked_offset: int | None, record: FileRead
+) -> tuple[ToolOutput, FileRead | None]:
+    """Lines first..first+limit-1 of the stream, numbered, within the output cap."""
+    shown_lines: list[str] = []
+    chars = 0
+    number = 0
+    last = first - 1
+    capped = False
+    replaced = False
+    for raw in stream:
+        number += 1
+        if number < first:
+            continue
+        if number >= first + limit:
+            break
+        line, ok = _decode_line(raw, number)
+        replaced = replaced or not ok
+        entry = numbered(line, number)
+        if shown_lines and chars + len(entry) + 1 > OUTPUT_CHARS:
+            capped = True
+            break
+        shown_lines.append(entry)
+        chars += len(entry) + 1
+        last = number
+    # `number` counts every line met so far, the one that stopped the loop included; count the rest.
+    total = number + _count_lines(stream)
+    if first > total:
+        return _error(f"offset {asked_offset} is past the end of {shown} ({plural(total, 'line')}).")
+    text = "\n".join(shown_lines)
+    if last < total:
+        text += f"\n\n[File has {total} lines; showing lines {first}-{last}. Read more with offset={last + 1}.]"
+    if replaced:
+        text += "\n\n[Some bytes in these lines are not valid UTF-8; they are shown as U+FFFD (�).]"
+    return ToolOutput(text), msgspec.structs.replace(record, complete=not capped)
+
+
+def _decode_line(raw: bytes, number: int) -> tuple[str, bool]:
+    """One line without its ending, and whether it was valid UTF-8."""
+    if raw.endswith(b"\n"):
+        raw = raw[:-1]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), False
+
+
+def _count_lines(stream: IO[bytes]) -> int:
+    """Lines from the stream's position to its end (a last line without a newline counts)."""
+    count = 0
+    tail = b"\n"
+    while chunk := stream.read(1 << 20):
+        count += chunk.count(b"\n")
+        tail = chunk[-1:]
+    return count + (tail != b"\n")

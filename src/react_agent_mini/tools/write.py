@@ -1,0 +1,89 @@
+"""Write: create a file, or replace one the model has read, with the given content.
+
+An existing file is only overwritten when this session read it and it has not changed on disk since (see
+`text_files.overwrite_refusal`). After writing, the new state is recorded as read, so a following Edit or
+Write needs no fresh Read.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+from . import paths
+from .base import ModelTool, ToolContext, ToolOutput
+from .file_state import FileRead, FileReads
+from .text_files import BOM, newline_style, overwrite_refusal, plural, split_lines
+
+
+class WriteArgs(msgspec.Struct):
+    file_path: Annotated[
+        str, msgspec.Meta(description="Path of the file to write: absolute, or relative to the workspace root.")
+    ]
+    content: Annotated[str, msgspec.Meta(description="The complete new content of the file.")]
+
+
+class WriteTool(ModelTool[WriteArgs]):
+    name = "Write"
+    description = (
+        "Write a file in the workspace, replacing its whole content; missing parent directories are created. "
+        "Use it to create new files or to rewrite a file completely; to change part of an existing file, prefer "
+        "Edit. An existing file must have been read with Read in this session and must not have changed on disk "
+        "since, otherwise the write is refused. An existing file that uses CRLF line endings keeps them. "
+        "Returns whether the file was created or updated, and its line count."
+    )
+    args_model = WriteArgs
+    read_only = False
+    concurrency_safe = False
+    status_field = "file_path"
+
+    async def call(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
+        # Synchronous on purpose: with no await point, an abort cannot report "interrupted" for a write
+        # that goes on to happen anyway.
+        path = paths.resolve(ctx.cwd, args.file_path)
+        return write_file(path, paths.display(ctx.cwd, path), args.content, ctx.file_reads)
+
+
+def write_file(path: Path, shown: str, content: str, reads: FileReads) -> ToolOutput:
+    """Write `content` to `path` under the read-before-write rule; the result says what happened."""
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        info = None
+    except OSError as exc:
+        return ToolOutput(f"Cannot write {shown}: {exc.strerror or exc}.", is_error=True)
+
+    data = content.encode("utf-8", errors="replace")
+    kept = ""
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            return ToolOutput(f"{shown} is a directory, not a file; give the path of a file.", is_error=True)
+        if not stat.S_ISREG(info.st_mode):
+            return ToolOutput(f"{shown} is not a regular file; Write only writes files.", is_error=True)
+        if refusal := overwrite_refusal(reads, path, shown, info):
+            return ToolOutput(refusal, is_error=True)
+        try:
+            old = path.read_bytes()
+        except OSError as exc:
+            return ToolOutput(f"Cannot write {shown}: {exc.strerror or exc}.", is_error=True)
+        # Read shows CRLF files with clean lines, so content written back with `\n` would silently convert
+        # the whole file (and its diff); keep the file's CRLF unless the model sent `\r` itself.
+        if "\r" not in content and "\n" in content and newline_style(old.decode("utf-8", errors="replace")) != "\n":
+            data = content.replace("\n", "\r\n").encode("utf-8", errors="replace")
+            kept = "; kept its CRLF line endings"
+        if old.startswith(BOM) and not content.startswith("\ufeff"):
+            data = BOM + data
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        after = path.stat()
+    except OSError as exc:
+        return ToolOutput(f"Cannot write {shown}: {exc.strerror or exc}.", is_error=True)
+    # Recorded as read with no tool_use_id: the next Edit/Write may proceed, but Read never stubs against it.
+    reads.record(path, FileRead(after.st_mtime_ns, after.st_size))
+    verb = "Created" if info is None else "Updated"
+    return ToolOutput(f"{verb} {shown} ({plural(len(split_lines(content)), 'line')}{kept}).")
