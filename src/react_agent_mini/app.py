@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 
 from .config import ProviderConfig, build_provider
-from .context.system_prompt import BASE_PROMPT as SYSTEM_PROMPT  # noqa: F401 (benchmarks use the base prompt)
+from .context.system_prompt import BASE_PROMPT
 from .events import ModelEvent
 from .loop import QueryDeps
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
@@ -23,6 +23,8 @@ from .providers.retry import RetryPolicy, stream_with_retry
 from .session import Session
 from .tools.base import ShellState, ToolContext, ToolRegistry
 
+SYSTEM_PROMPT = BASE_PROMPT
+"""The base prompt alone (benchmarks use it; sessions get the full prompt from `Knowledge`)."""
 CATALOGUE_SHARE = 0.02
 """The skills catalogue may take about this share of the context window (as Claude Code and Codex do)."""
 DEFAULT_WINDOW_TOKENS = 128_000
