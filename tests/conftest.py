@@ -34,8 +34,12 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests start without provider keys or switches from the developer's shell."""
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests start without provider keys or switches from the developer's shell, and with their own empty
+    user config and data directories (transcripts, user settings), inherited by the subprocesses they start."""
+    home = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     for name in (
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
@@ -48,5 +52,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "TRACE",
         "RAM_MAX_RETRIES",
         "RAM_MAX_OUTPUT_TOKENS",
+        "ALLOW_WRITE",
+        "MCP_CONFIG",
+        "COMPACT",
+        "COMPACT_THRESHOLD_CHARS",
+        "AUTOCOMPACT",
+        "AUTOCOMPACT_PERCENT",
+        "CONTEXT_WINDOW_TOKENS",
     ):
         monkeypatch.delenv(name, raising=False)

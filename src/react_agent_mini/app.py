@@ -6,15 +6,18 @@ The one place that knows which concrete parts production uses; tests build Sessi
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Mapping
+import sys
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
 
+from . import __version__, transcript
 from .config import ProviderConfig, build_provider
 from .context.system_prompt import BASE_PROMPT
 from .events import ModelEvent
 from .loop import QueryDeps
+from .messages import Message
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
 from .permissions.rules import PermissionMode
 from .permissions.settings import add_cli_rules, load_permissions
@@ -126,6 +129,8 @@ class Assembled(msgspec.Struct, dict=False):
     """Setup problems to show the user, one line each (broken settings files, bad rules, skills, imports)."""
     knowledge: Knowledge
     """Project context, memory and skills behind the system prompt."""
+    recorder: TranscriptRecorder
+    """The transcript being written (close it when done)."""
 
 
 def build_session(
@@ -136,8 +141,11 @@ def build_session(
     permissions: PermissionOptions | None = None,
     asker: Asker | None = None,
     mock_chunk_delay: float = 0.0,
+    resume: Path | None = None,
+    save: bool = True,
 ) -> Assembled:
-    """A session for `config` in workspace `cwd`; `asker` is None when nobody can answer permission prompts."""
+    """A session for `config` in workspace `cwd`; `asker` is None when nobody can answer permission prompts.
+    `resume` continues a saved transcript; otherwise a new one is started unless `save` is False."""
     cwd = cwd.resolve()
     provider = build_provider(config, mock_chunk_delay=mock_chunk_delay)
     context = ToolContext(cwd=cwd)
@@ -159,4 +167,50 @@ def build_session(
         max_tokens=config.max_output_tokens,
         refresh_system_prompt=knowledge.refreshed_prompt,
     )
-    return Assembled(session, provider, policy, [*warnings, *knowledge.warnings], knowledge)
+    warnings += knowledge.warnings
+    recorder = TranscriptRecorder(warnings)
+    if resume is not None:
+        loaded = transcript.load(resume)
+        session.session_id = loaded.session_id
+        session.restore(loaded.messages)
+        recorder.open(lambda: transcript.Transcript.reopen(resume))
+        recorder.write(loaded.repaired)
+        if loaded.skipped_lines:
+            warnings.append(f"{resume}: {loaded.skipped_lines} unreadable line(s) skipped (cut by a crash?)")
+    elif save:
+        meta = {"cwd": str(cwd), "model": provider.model, "provider": provider.name, "version": __version__}
+        directory = transcript.sessions_dir(cwd)
+        recorder.open(lambda: transcript.Transcript.create(directory, session.session_id, meta))
+    session.on_message = recorder.append
+    return Assembled(session, provider, policy, warnings, knowledge, recorder)
+
+
+class TranscriptRecorder:
+    """Writes each message to the session's transcript; a disk problem costs one warning, never the session."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        self.transcript: transcript.Transcript | None = None
+        self._warnings = warnings
+
+    def open(self, opener: Callable[[], transcript.Transcript]) -> None:
+        try:
+            self.transcript = opener()
+        except OSError as exc:
+            self._warnings.append(f"the session will not be saved: {exc}")
+
+    def append(self, message: Message) -> None:
+        self.write([message])
+
+    def write(self, messages: Sequence[Message]) -> None:
+        if self.transcript is None:
+            return
+        try:
+            for message in messages:
+                self.transcript.append(message)
+        except OSError as exc:
+            print(f"warning: the session can no longer be saved: {exc}", file=sys.stderr)
+            self.transcript = None
+
+    def close(self) -> None:
+        if self.transcript is not None:
+            self.transcript.close()

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from . import __version__
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .app import PermissionOptions
     from .config import ProviderConfig
 
@@ -23,6 +25,8 @@ modes:
   ram "task"              run one task to completion (headless)
   ram -p < task.txt       read the task from stdin (also: echo task | ram)
   ram                     on a terminal: a minimal interactive loop
+  ram -c "next task"      continue this directory's newest session (headless or interactive)
+  ram --resume            list this directory's sessions; ram --resume ID continues one
 
 environment:
   OPENAI_API_KEY          key for the OpenAI-compatible provider (chosen first when set)
@@ -100,6 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
         help='deny rules, same syntax, e.g. "Bash(rm:*),Read(./secrets/**)"',
     )
     parser.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue this directory's newest session"
+    )
+    parser.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue the session with this id (or id prefix); without ID, list this directory's sessions",
+    )
+    parser.add_argument(
         "--print-system-prompt",
         action="store_true",
         help="print the system prompt this directory gives (base prompt, environment, AGENTS.md/CLAUDE.md, "
@@ -134,6 +149,11 @@ def _run(args: argparse.Namespace) -> int:
 
     task = " ".join(args.task).strip()
     stdin_is_tty = sys.stdin.isatty()
+    if args.resume == "" and not task and not args.pipe:
+        picked = _pick_session(interactive=stdin_is_tty)
+        if isinstance(picked, int):
+            return picked
+        args.resume = picked
     if args.pipe or (not task and not stdin_is_tty):
         mode = "pipe"
         piped = "" if stdin_is_tty else sys.stdin.read()
@@ -150,12 +170,15 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    resume = _session_to_resume(args)
+    if isinstance(resume, int):
+        return resume
     trace("cli.start", mode=mode, provider=config.kind)
     if mode == "repl":
         from .ui.repl import run_repl
 
-        return run_repl(config, max_turns=args.max_turns, permissions=_permission_options(args))
-    return _run_task(config, task, args)
+        return run_repl(config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume)
+    return _run_task(config, task, args, resume)
 
 
 def _print_system_prompt() -> int:
@@ -176,7 +199,57 @@ def _permission_options(args: argparse.Namespace) -> PermissionOptions:
     return PermissionOptions(args.permission_mode, tuple(args.allowed_tools), tuple(args.disallowed_tools))
 
 
-def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace) -> int:
+def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
+    """The transcript `--continue` / `--resume ID` names; an exit code when there is none."""
+    from pathlib import Path
+
+    from . import transcript
+
+    cwd = Path.cwd()
+    if args.continue_:
+        sessions = transcript.list_sessions(cwd)
+        if not sessions:
+            print("error: no saved session in this directory to continue", file=sys.stderr)
+            return 2
+        return sessions[0].path
+    if args.resume:
+        found = transcript.find_session(cwd, args.resume)
+        if found is None:
+            print(
+                f"error: no single session of this directory matches {args.resume!r} (ram --resume lists them)",
+                file=sys.stderr,
+            )
+            return 2
+        return found
+    return None
+
+
+def _pick_session(*, interactive: bool) -> str | int:
+    """List this directory's sessions; on a terminal, ask which to resume (its id), else exit after listing."""
+    import time
+    from pathlib import Path
+
+    from . import transcript
+
+    sessions = transcript.list_sessions(Path.cwd())
+    if not sessions:
+        print("no saved sessions in this directory")
+        return 0
+    for number, info in enumerate(sessions, 1):
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.modified))
+        print(f"{number:3d}. {info.session_id[:12]}  {when}  {info.messages:4d} messages  {info.preview}")
+    if not interactive:
+        return 0
+    try:
+        choice = input("Resume which session? [number, Enter to cancel] ").strip()
+    except EOFError:
+        return 0
+    if not choice.isdigit() or not 1 <= int(choice) <= len(sessions):
+        return 0
+    return sessions[int(choice) - 1].session_id
+
+
+def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resume: Path | None) -> int:
     import asyncio
 
     from .headless import run_headless
@@ -188,6 +261,7 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace) -> in
             max_turns=args.max_turns,
             output_format=args.output_format,
             permissions=_permission_options(args),
+            resume=resume,
         )
         return asyncio.run(run)
     except Exception as exc:  # last resort: one line, never a traceback

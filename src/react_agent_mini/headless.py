@@ -68,6 +68,7 @@ async def run_headless(
     max_turns: int = 20,
     output_format: OutputFormat = "text",
     permissions: PermissionOptions | None = None,
+    resume: Path | None = None,
     cwd: Path | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -77,7 +78,12 @@ async def run_headless(
     err = err or sys.stderr
     demo_pace = 0.012 if out.isatty() else 0.0  # the scripted demo streams at a readable pace on a terminal
     built = build_session(
-        config, cwd=cwd or Path.cwd(), max_turns=max_turns, permissions=permissions, mock_chunk_delay=demo_pace
+        config,
+        cwd=cwd or Path.cwd(),
+        max_turns=max_turns,
+        permissions=permissions,
+        mock_chunk_delay=demo_pace,
+        resume=resume,
     )
     session, provider = built.session, built.provider
     for warning in built.warnings:
@@ -114,6 +120,7 @@ async def run_headless(
                 renderer.event(event)
     finally:
         await provider.aclose()
+        built.recorder.close()
     summary.usage = session.totals.usage
     summary.duration_ms = round((time.monotonic() - started) * 1000)
     summary.duration_api_ms = round(api_seconds * 1000)

@@ -44,6 +44,7 @@ class Session:
         max_tokens: int | None = None,
         session_id: str = "",
         refresh_system_prompt: Callable[[], str | None] | None = None,
+        on_message: Callable[[Message], None] | None = None,
     ) -> None:
         self.deps = deps
         self.tools = tools
@@ -55,6 +56,8 @@ class Session:
         self.session_id = session_id or deps.new_id()
         self.refresh_system_prompt = refresh_system_prompt
         """Asked before each turn; a string replaces the system prompt (e.g. the memory file changed)."""
+        self.on_message = on_message
+        """Told of every message as it joins the history (the transcript writes it to disk at once)."""
         self.messages: list[Message] = []
         self.totals = SessionTotals()
         self._signal: AbortSignal | None = None
@@ -74,7 +77,8 @@ class Session:
             raise ValueError("run_turn needs text or inject_before")
         if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
             self.system_prompt = fresh
-        self.messages.extend(new)
+        for message in new:
+            self._append(message)
         self._signal = signal = AbortSignal()
         params = QueryParams(
             messages=self.messages,
@@ -89,17 +93,26 @@ class Session:
         try:
             async for event in query(params, self.deps):
                 if isinstance(event, AssistantTurn):
-                    self.messages.append(event.message)
+                    self._append(event.message)
                     self.totals.usage += event.usage
                     self.totals.last_usage = event.usage
                     self.totals.model_calls += 1
                 elif isinstance(event, ToolResults):
-                    self.messages.append(event.message)
+                    self._append(event.message)
                 yield event
                 if isinstance(event, Terminal):
                     return
         finally:
             self._signal = None
+
+    def _append(self, message: Message) -> None:
+        self.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+
+    def restore(self, messages: Sequence[Message]) -> None:
+        """Continue a saved conversation: its messages become the history (they are already on disk)."""
+        self.messages = list(messages)
 
     def abort_current_turn(self, reason: str = "interrupted") -> bool:
         """Abort the running turn (model stream and tools); False when no turn is running."""

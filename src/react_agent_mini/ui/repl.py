@@ -49,7 +49,13 @@ async def ask_in_terminal(request: PermissionRequest) -> Answer:
     return "no"
 
 
-def run_repl(config: ProviderConfig, *, max_turns: int = 20, permissions: PermissionOptions | None = None) -> int:
+def run_repl(
+    config: ProviderConfig,
+    *,
+    max_turns: int = 20,
+    permissions: PermissionOptions | None = None,
+    resume: Path | None = None,
+) -> int:
     with asyncio.Runner() as runner:
         built = build_session(
             config,
@@ -58,6 +64,7 @@ def run_repl(config: ProviderConfig, *, max_turns: int = 20, permissions: Permis
             permissions=permissions,
             asker=ask_in_terminal,
             mock_chunk_delay=0.01,
+            resume=resume,
         )
         session, provider = built.session, built.provider
         for warning in built.warnings:
@@ -103,3 +110,4 @@ def run_repl(config: ProviderConfig, *, max_turns: int = 20, permissions: Permis
                 runner.run(_turn(session, line, renderer))
         finally:
             runner.run(provider.aclose())
+            built.recorder.close()
