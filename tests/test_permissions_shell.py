@@ -240,6 +240,9 @@ UNPARSEABLE: list[str] = [
     "cat a.txt | grep foo | wc -l\ngrep x f && 2>&1",  # tree-sitter reads `wc -l<newline>grep x f` as one command
     '[ "$a" = "$b"\n ]',
     "find . -name x\\\n 2>&-",  # tree-sitter reads the descriptor as an argument
+    "sed -n p f -i<<EOF\nx\nEOF",  # tree-sitter reads `-i<<` as the `<<` token, hiding `-i`
+    "ls >#x",
+    "sed <& -ni p f",  # to bash: `<&-` and the argument `ni`
     # arithmetic on anything but numbers, arrays
     "echo $((x + 1))",
     "echo $((a[$(rm y)]))",
@@ -650,3 +653,14 @@ def test_the_parser_is_imported_on_first_use() -> None:
         "assert 'tree_sitter' in sys.modules and 'bashlex' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_missing_parser_means_asking(monkeypatch: pytest.MonkeyPatch) -> None:
+    from react_agent_mini.permissions import shell_syntax
+
+    monkeypatch.setattr(shell_syntax, "_parser", None)
+    monkeypatch.setitem(sys.modules, "tree_sitter_bash", None)
+    analysis = analyze("ls")
+    assert not analysis.parsed and not analysis.read_only
+    assert "unavailable" in analysis.reason
+    assert not is_read_only_command(SimpleCommand(argv=("ls",), text="ls"))

@@ -18,7 +18,10 @@ places. So the tree is never trusted on its own (each rule below was found by ru
 * a simple command, a redirection or a `[ ]` test never spans a newline (tree-sitter can read `wc -l<newline>grep x`
   as one command), and digits right before `<` / `>` are a file descriptor, not an argument;
 * words tree-sitter hangs on a redirection are the command's arguments (`git branch 2>&- topic` creates a branch),
-  and a redirection it hangs on a whole `a && b > f` or `a | b > f` belongs to the last command;
+  a redirection it hangs on a whole `a && b > f` or `a | b > f` belongs to the last command, and `<& -x` (which bash
+  splits into `<&-` and the argument `x`) is refused;
+* an anonymous token must be exactly its text (tree-sitter reads `sed -n p f -i<<EOF` as `sed -n p f` and a `<<`
+  token `-i<<`), and a comment must be one: `#` to the end of its line;
 * words are unquoted by our own scanner, which must meet exactly the expansions tree-sitter found (a `$(` or
   backtick it did not report, or one it reported inside quotes, refuses; `$\\<newline>(` is a `$(` to bash), and
   refuses unquoted blanks and operators inside a word;
@@ -64,10 +67,13 @@ def _parse(data: bytes) -> Tree:
     global _parser
     with _lock:  # a Parser is not safe to share between threads
         if _parser is None:
-            import tree_sitter
-            import tree_sitter_bash
+            try:
+                import tree_sitter
+                import tree_sitter_bash
 
-            _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+                _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+            except (ImportError, ValueError) as error:  # not installed, or a grammar too new for the runtime
+                raise Refused(f"the shell parser is unavailable ({error})") from None
         return _parser.parse(data)
 
 
@@ -456,10 +462,18 @@ class _Walker:
             self.gap(previous, child_start, check_touch=previous_wordish and wordish, inline=inline)
             previous, previous_wordish = child_end, wordish
             if child.type == "comment":
+                comment, before = self.source[child_start:child_end], self.source[child_start - 1 : child_start]
+                if not comment.startswith("#") or "\n" in comment or (before and before in "<>"):
+                    raise Refused("the parser read part of the command as a comment")
                 continue
             if not child.is_named:
                 if child.type not in allowed:
                     raise Refused(f"unsupported shell syntax `{_one_line(self.text(child))}` in {node.type}")
+                if self.source[child_start:child_end] != child.type:
+                    # tree-sitter's here-document scanner reads `cat -v<<EOF` as `cat` and a `<<` token `-v<<`.
+                    raise Refused(
+                        f"the parser read `{_one_line(self.source[child_start:child_end])}` as `{child.type}`"
+                    )
                 continue
             named.append((node.field_name_for_child(index), child))
         self.gap(previous, end, check_touch=False, inline=inline)
@@ -847,6 +861,10 @@ class _Walker:
                 if not self.text(child).isdigit() or self.source[descriptor_end] not in "<>&":
                     raise Refused(f"unsupported redirection `{text}`")
             elif child.type in _WORDS:
+                raw = self.text(child)
+                if not targets and operator in ("<&", ">&") and raw.startswith("-") and raw != "-":
+                    # `<& -d x` is `<&-` and the arguments `d x` to bash: it splits the dash off.
+                    raise Refused(f"bash reads `{text}` as closing a descriptor and an argument")
                 targets.append((self.span(child)[0], self.word(child)))
             else:
                 raise Refused(f"unsupported redirection `{text}`")
@@ -969,6 +987,8 @@ class _Walker:
         body = node.child_by_field_name("body")
         if open_index != 1 or close_index < open_index or body is None or children[0].type != "for":
             raise Refused("unsupported for loop")
+        if any(self.text(children[k]) != children[k].type for k in (0, open_index, close_index)):
+            raise Refused("the parser skipped part of the command")
         end = self.span(node)[1]
         open_end = self.span(children[open_index])[1]
         close_start, close_end = self.span(children[close_index])
@@ -1062,7 +1082,7 @@ def _heredoc_delimiter(text: str) -> tuple[str, bool]:
 # Entry point
 
 
-def _error_near(node: Node, source: str) -> str:
+def _error_near(node: Node) -> str:
     """Describe the first ERROR or MISSING node for the reason."""
     stack = [node]
     while stack:
@@ -1118,7 +1138,7 @@ def read(command: str, *, stub_heredocs: bool = False) -> Syntax:
             tree = _parse(data)
     root = tree.root_node
     if root.has_error:
-        raise Refused(f"could not parse the command {_error_near(root, command)}".rstrip())
+        raise Refused(f"could not parse the command {_error_near(root)}".rstrip())
     walker = _Walker(command, data, stub_from)
     try:
         for _, child in walker.kids(root, _TOKENS["program"], bounds=(0, len(command))):
