@@ -30,10 +30,15 @@ def test_type_a_task_see_the_answer_then_leave_with_ctrl_d() -> None:
         os.execv(sys.executable, [sys.executable, "-m", "react_agent_mini"])
     read_until(fd, "> ")
     os.write(fd, b"echo hi there\n")
-    answer = read_until(fd, "Echo reply: hi there")
-    assert "[tool] Echo: hi there" in answer
+    answer = read_until(fd, "out tokens")  # the answer, then the status line after the turn
+    assert "[tool] Echo: hi there" in answer and "Echo reply: hi there" in answer and "ctx ~" in answer
     os.write(fd, b"/nope\n")
     assert "unknown command /nope" in read_until(fd, "/help lists")
+    os.write(fd, b"/status\n")
+    status = read_until(fd, "model calls:")
+    assert "model: mock:mock-scripted" in status and "context: ~" in status
+    os.write(fd, b"/compact\n")
+    read_until(fd, "Nothing to compact yet")
     os.write(fd, b"/clear\n")
     read_until(fd, "conversation cleared")
     os.write(fd, b"\x04")

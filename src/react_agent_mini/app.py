@@ -13,6 +13,8 @@ from pathlib import Path
 import msgspec
 
 from . import __version__, transcript
+from .compact.controller import Compaction
+from .compact.tokens import context_window
 from .config import ProviderConfig, build_provider
 from .context.system_prompt import BASE_PROMPT
 from .events import ModelEvent
@@ -151,15 +153,27 @@ def build_session(
     context = ToolContext(cwd=cwd)
     policy, warnings = build_policy(cwd, permissions or PermissionOptions(), asker, context.shell)
     context.read_denied = policy.read_denied
-    knowledge = Knowledge(cwd, os.environ)
+    knowledge = Knowledge(cwd, os.environ, window_tokens=context_window(provider.model))
     tools = default_tools()
+    reinject = None
     if knowledge.skills:
         from .tools.skill import SkillTool
 
-        tools.add(SkillTool(knowledge.skills))
+        skill_tool = SkillTool(knowledge.skills)
+        tools.add(skill_tool)
+
+        def reinject() -> list[Message]:
+            # Project context and memory live in the system prompt, which a summary never touches; the bodies of
+            # skills loaded so far were in the history, so they come back after one.
+            blocks = skill_tool.reload_blocks()
+            return [Message("user", tuple(blocks), meta=True)] if blocks else []
+
     retry = RetryPolicy(max_attempts=config.max_retries + 1)
+    deps = production_deps(provider, retry, policy)
+    compaction = Compaction(deps.call_model, model=provider.model, reinject=reinject)
     session = Session(
-        deps=production_deps(provider, retry, policy),
+        deps=deps,
+        compaction=compaction,
         tools=tools,
         context=context,
         system_prompt=knowledge.system_prompt,
@@ -182,6 +196,7 @@ def build_session(
         directory = transcript.sessions_dir(cwd)
         recorder.open(lambda: transcript.Transcript.create(directory, session.session_id, meta))
     session.on_message = recorder.append
+    session.on_rewrite = recorder.rewrite
     return Assembled(session, provider, policy, warnings, knowledge, recorder)
 
 
@@ -207,6 +222,16 @@ class TranscriptRecorder:
         try:
             for message in messages:
                 self.transcript.append(message)
+        except OSError as exc:
+            print(f"warning: the session can no longer be saved: {exc}", file=sys.stderr)
+            self.transcript = None
+
+    def rewrite(self, messages: Sequence[Message]) -> None:
+        """A summary replaced the history: record the boundary and the new history."""
+        if self.transcript is None:
+            return
+        try:
+            self.transcript.compacted(messages)
         except OSError as exc:
             print(f"warning: the session can no longer be saved: {exc}", file=sys.stderr)
             self.transcript = None

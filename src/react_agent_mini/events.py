@@ -87,6 +87,15 @@ class ToolResults(msgspec.Struct, frozen=True):
     message: Message
 
 
+class Compacted(msgspec.Struct, frozen=True):
+    """An LLM summary rewrote the history (autocompact or `/compact`): `messages` replace it from now on."""
+
+    messages: tuple[Message, ...]
+    """The new history: boundary, re-injected context, summary, every user message verbatim, recent tail."""
+    notice: str
+    """One line for the user, e.g. `Compacted the conversation: ~81% → ~22% of the context window.`"""
+
+
 class Notice(msgspec.Struct, frozen=True):
     """Something the user should know that is not model output (one line)."""
 
@@ -111,6 +120,7 @@ QueryEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | ToolResults
+    | Compacted
     | Notice
     | Terminal
 )

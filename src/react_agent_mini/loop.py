@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -25,6 +25,7 @@ from .compact.pipeline import (
 )
 from .events import (
     AssistantTurn,
+    Compacted,
     ModelEvent,
     ModelResponse,
     Notice,
@@ -50,6 +51,7 @@ CUT_TEXT_NOTICE = "The response was cut off by the output token limit."
 
 CallModel = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
 Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
+Autocompact = Callable[[Sequence[Message]], Awaitable[Compacted | None]]
 
 
 def _new_id() -> str:
@@ -69,6 +71,8 @@ class QueryDeps(msgspec.Struct):
     """Seconds, for timings."""
     new_id: Callable[[], str] = _new_id
     """Ids for the messages the loop creates."""
+    autocompact: Autocompact | None = None
+    """Asked before every model call whether an LLM summary should rewrite the history (the session's)."""
 
 
 class QueryParams(msgspec.Struct):
@@ -109,6 +113,9 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
     while True:
         turn += 1
         trace("query.turn_start", turn=turn)
+        if deps.autocompact is not None and (compacted := await deps.autocompact(tuple(messages))) is not None:
+            messages = list(compacted.messages)
+            yield compacted
         outbound = build_outbound(tuple(messages), params.compact, deps)  # a snapshot: `messages` grows
         request = ModelRequest(params.system, outbound, params.tools.specs(), params.max_tokens)
         response: ModelResponse | None = None

@@ -15,6 +15,7 @@ import msgspec
 
 from .events import (
     AssistantTurn,
+    Compacted,
     Notice,
     QueryEvent,
     StreamRetry,
@@ -139,6 +140,9 @@ class TextRenderer:
         elif isinstance(event, Notice):
             self._close_line()
             self.err.write(f"[note] {event.text}\n")
+        elif isinstance(event, Compacted):
+            self._close_line()
+            self.err.write(f"[compact] {event.notice}\n")
         elif isinstance(event, StreamRetry):
             if event.discarded_output and self.stream and self._line_open:
                 self._write(" [interrupted; retrying]")
@@ -223,6 +227,16 @@ class StreamJsonRenderer:
             )
         elif isinstance(event, Notice):
             self.emit({"type": "system", "subtype": "notice", "text": event.text, "session_id": self.session_id})
+        elif isinstance(event, Compacted):
+            self.emit(
+                {
+                    "type": "system",
+                    "subtype": "compact_boundary",
+                    "notice": event.notice,
+                    "messages": len(event.messages),
+                    "session_id": self.session_id,
+                }
+            )
 
     def finish(self, terminal: Terminal, summary: RunSummary) -> None:
         self.emit(result_object(terminal, summary))

@@ -8,15 +8,20 @@ fixed at construction and survives `clear()`.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from .abort import AbortSignal
+from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
-from .events import AssistantTurn, QueryEvent, Terminal, ToolResults
+from .events import AssistantTurn, Compacted, QueryEvent, Terminal, ToolResults
 from .loop import QueryDeps, QueryParams, query
 from .messages import Message, Usage, user_text
 from .tools.base import ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from .compact.meter import ContextReading
 
 
 class SessionTotals(msgspec.Struct):
@@ -45,19 +50,26 @@ class Session:
         session_id: str = "",
         refresh_system_prompt: Callable[[], str | None] | None = None,
         on_message: Callable[[Message], None] | None = None,
+        compaction: Compaction | None = None,
     ) -> None:
+        self.compaction = compaction or Compaction(deps.call_model, options=compact)
+        """The context meter and autocompact (breaker and thrash guard live as long as the session)."""
+        if deps.autocompact is None:
+            deps = msgspec.structs.replace(deps, autocompact=self._autocompact)
         self.deps = deps
         self.tools = tools
         self.context = context
         self.system_prompt = system_prompt
         self.max_turns = max_turns
-        self.compact = compact or CompactOptions()
+        self.compact = compact or self.compaction.options
         self.max_tokens = max_tokens
         self.session_id = session_id or deps.new_id()
         self.refresh_system_prompt = refresh_system_prompt
         """Asked before each turn; a string replaces the system prompt (e.g. the memory file changed)."""
         self.on_message = on_message
         """Told of every message as it joins the history (the transcript writes it to disk at once)."""
+        self.on_rewrite: Callable[[Sequence[Message]], None] | None = None
+        """Told when a summary replaced the history (the transcript records a boundary)."""
         self.messages: list[Message] = []
         self.totals = SessionTotals()
         self._signal: AbortSignal | None = None
@@ -94,16 +106,41 @@ class Session:
             async for event in query(params, self.deps):
                 if isinstance(event, AssistantTurn):
                     self._append(event.message)
+                    self.compaction.observe(event.usage, self.messages)
                     self.totals.usage += event.usage
                     self.totals.last_usage = event.usage
                     self.totals.model_calls += 1
                 elif isinstance(event, ToolResults):
                     self._append(event.message)
+                elif isinstance(event, Compacted):
+                    self._rewrite(event.messages)
                 yield event
                 if isinstance(event, Terminal):
                     return
         finally:
             self._signal = None
+
+    async def _autocompact(self, history: Sequence[Message]) -> Compacted | None:
+        return await self.compaction.maybe(history, self.system_prompt, self.tools.specs())
+
+    async def compact_now(self, focus: str = "") -> Compacted | str:
+        """`/compact [focus]`: summarise the older history now; the new history, or why there was none."""
+        if self._signal is not None:
+            return "A turn is running; compact when it has finished."
+        result = await self.compaction.now(self.messages, self.system_prompt, self.tools.specs(), focus)
+        if isinstance(result, Compacted):
+            self._rewrite(result.messages)
+        return result
+
+    def context_reading(self) -> ContextReading:
+        """How full the context window is (for the status line and `/status`)."""
+        return self.compaction.reading(self.messages, self.system_prompt, self.tools.specs())
+
+    def _rewrite(self, messages: Sequence[Message]) -> None:
+        self.messages = list(messages)
+        self.context.file_reads.clear()  # what was read before is now only in the summary, if at all
+        if self.on_rewrite is not None:
+            self.on_rewrite(self.messages)
 
     def _append(self, message: Message) -> None:
         self.messages.append(message)
@@ -122,5 +159,7 @@ class Session:
         return True
 
     def clear(self) -> None:
-        """Forget the conversation; the system prompt and tools stay."""
+        """Forget the conversation; the system prompt and tools stay (the breaker too: it is per session)."""
         self.messages = []
+        self.compaction.reset()
+        self.context.file_reads.clear()

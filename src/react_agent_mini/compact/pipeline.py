@@ -1,41 +1,53 @@
-"""The outbound compaction seam: three stages run before every model call, on a copy of the history.
+"""The outbound compaction pipeline: three stages run before every model call, on a copy of the history.
 
-① `apply_tool_result_budget` → ② microcompact (through the loop's deps) → ③ `apply_retain_tail_if_needed`.
-Each stage is a pure function that returns the very same list when it changes nothing. Until the compaction
-issue lands they are identity functions; the loop already calls them in the seed's order so that issue only
-fills them in.
+① `apply_tool_result_budget` → ② `microcompact_messages` (the loop calls it through `deps.microcompact`) →
+③ `apply_retain_tail_if_needed`. Least painful first; each later stage looks at the earlier one's result. Each
+stage is a pure function that returns the very same list when it changes nothing, and keeps the identity of
+every message and block it does not change. The session history is never modified; only an LLM summary
+(`autocompact`) rewrites it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import msgspec
+import inspect
+from collections.abc import Callable, Sequence
 
 from ..messages import Message
+from .budget import TRUNCATION_NOTE, apply_tool_result_budget
+from .estimate import estimate_outbound_chars
+from .micro import MICROCOMPACT_NOTE, microcompact_messages
+from .options import CompactOptions
+from .retain import apply_retain_tail_if_needed
+
+__all__ = [
+    "MICROCOMPACT_NOTE",
+    "TRUNCATION_NOTE",
+    "CompactOptions",
+    "apply_retain_tail_if_needed",
+    "apply_tool_result_budget",
+    "compact_messages",
+    "estimate_outbound_chars",
+    "microcompact_messages",
+]
+
+Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
 
 
-class CompactOptions(msgspec.Struct, frozen=True):
-    """Knobs of the pipeline (defaults are the seed's)."""
-
-    enabled: bool = True
-    threshold_chars: int = 80_000
-    max_tool_result_chars: int = 4000
-    micro_keep_recent: int = 4
-    micro_min_chars: int = 500
-    max_messages: int = 40
-
-
-def apply_tool_result_budget(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """① cap each tool_result (identity for now)."""
-    return messages
-
-
-def microcompact_messages(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """② clear old regenerable tool output when over the threshold (identity for now)."""
-    return messages
-
-
-def apply_retain_tail_if_needed(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """③ drop the oldest turns when still over the threshold (identity for now)."""
-    return messages
+def compact_messages(
+    messages: Sequence[Message],
+    options: CompactOptions | None = None,
+    microcompact: Microcompact = microcompact_messages,
+) -> Sequence[Message]:
+    """All three stages at once, as the loop runs them (for tests and tools); `options` default to the
+    environment. `microcompact` must be synchronous: the loop, not this helper, is where an async one belongs."""
+    options = CompactOptions.from_env() if options is None else options
+    if not options.enabled:
+        return messages
+    out = apply_tool_result_budget(messages, options)
+    reduced = microcompact(out, options)
+    if inspect.isawaitable(reduced):
+        close = getattr(reduced, "close", None)
+        if close is not None:
+            close()  # never awaited: close it so Python does not warn about a forgotten coroutine
+        raise TypeError("compact_messages runs microcompact synchronously; await an async one in the loop instead")
+    return apply_retain_tail_if_needed(reduced, options)

@@ -1,0 +1,130 @@
+"""The session's side of compaction: the context meter, and when and how an LLM summary rewrites the history.
+
+The outbound stages ①–③ are pure and run inside the loop on every call. This object holds what must live as long
+as the session — the meter's last provider report, autocompact's circuit breaker and thrash guard — and answers
+the loop's question before every model call ("should a summary rewrite the history now?") and the user's
+`/compact [focus]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+
+import msgspec
+
+from ..events import Compacted
+from ..loop import CallModel
+from ..messages import Message, Usage
+from ..providers.base import ToolSpec
+from ..trace import trace
+from .autocompact import (
+    AutoCompactConfig,
+    AutoCompactResult,
+    AutoCompactState,
+    compact_now,
+    maybe_autocompact,
+    model_summarizer,
+)
+from .meter import ContextMeter, ContextReading, base_tokens
+from .pipeline import CompactOptions
+from .tokens import context_window
+
+ReinjectSource = Callable[[], Sequence[Message]]
+
+
+class Compaction:
+    """Meter + autocompact for one session."""
+
+    def __init__(
+        self,
+        call_model: CallModel,
+        *,
+        model: str = "",
+        options: CompactOptions | None = None,
+        auto: AutoCompactConfig | None = None,
+        env: Mapping[str, str] | None = None,
+        reinject: ReinjectSource | None = None,
+    ) -> None:
+        self.options = options or CompactOptions.from_env(env)
+        """The outbound pipeline's options (the loop runs ①–③ with them)."""
+        self.auto = auto or AutoCompactConfig.from_env(env, model=model)
+        self.window = self.auto.window_tokens if auto else context_window(model, env)
+        self.state = AutoCompactState()
+        self.meter = ContextMeter()
+        self.reinject = reinject
+        """Project context and loaded skills, re-injected after a summary."""
+        self._summarize = model_summarizer(call_model)
+        self._base_key: tuple[str, int] = ("", -1)
+        self._base = 0
+
+    def base(self, system: str, tools: Sequence[ToolSpec]) -> int:
+        """Estimated tokens of the system prompt and tool schemas (recomputed only when they change)."""
+        key = (system, len(tools))
+        if key != self._base_key:
+            schemas = json.dumps([msgspec.to_builtins(t) for t in tools], ensure_ascii=False)
+            self._base, self._base_key = base_tokens(system, schemas), key
+        return self._base
+
+    def observe(self, usage: Usage, history: Sequence[Message]) -> None:
+        """Record a model call's reported usage (its answer is the last message of `history`)."""
+        self.meter.observe(usage, history)
+
+    def reading(self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec]) -> ContextReading:
+        """How full the context is: the last report plus an estimate of what was added since."""
+        return self.meter.read(history, self.window, base_tokens=self.base(system, tools))
+
+    def reset(self) -> None:
+        """The history was cleared or replaced: the last report no longer describes it."""
+        self.meter.reset()
+
+    async def maybe(self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec]) -> Compacted | None:
+        """An automatic summary, when the context passed the trigger; None otherwise (or when it failed)."""
+        base = self.base(system, tools)
+        used = self.meter.read(history, self.window, base_tokens=base).tokens
+        result = await maybe_autocompact(
+            history,
+            used,
+            config=self.auto,
+            state=self.state,
+            summarize=self._summarize,
+            context=self.reinject,
+            base_tokens=base,
+        )
+        return self._outcome(result)
+
+    async def now(
+        self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec], focus: str = ""
+    ) -> Compacted | str:
+        """`/compact [focus]`: a summary now, or one line saying why there was none."""
+        base = self.base(system, tools)
+        result = await compact_now(
+            history,
+            config=self.auto,
+            state=self.state,
+            summarize=self._summarize,
+            focus=focus,
+            context=self.reinject,
+            used_tokens=self.meter.read(history, self.window, base_tokens=base).tokens,
+            base_tokens=base,
+        )
+        compacted = self._outcome(result)
+        if compacted is not None:
+            return compacted
+        if result.outcome == "nothing_to_compact":
+            return "Nothing to compact yet: the conversation is all recent."
+        return f"Compaction failed: {result.error or result.outcome}. The conversation is unchanged."
+
+    def _outcome(self, result: AutoCompactResult) -> Compacted | None:
+        if not result.compacted or result.messages is None:
+            if result.outcome == "failed":
+                trace("compact.fallback", reason="summary_failed", failures=self.state.consecutive_failures)
+            return None
+        self.meter.reset()
+        before = 100 * result.tokens_before // max(1, self.window)
+        after = 100 * result.tokens_after // max(1, self.window)
+        notice = (
+            f"Compacted the conversation: ~{before}% → ~{after}% of the context window "
+            f"({result.kept_user_messages} of your messages kept word for word)."
+        )
+        return Compacted(tuple(result.messages), notice)

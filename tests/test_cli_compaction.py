@@ -1,0 +1,90 @@
+"""Compaction end to end, through the CLI and the fake server: the outbound requests shrink as the seed specifies
+while the session history (the transcript) keeps everything; an LLM summary rewrites the history and keeps every
+user message verbatim."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from react_agent_mini import transcript
+
+from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
+from .fakes.fake_llm import Usage as WireUsage
+from .test_cli import env_for, ram
+
+PLACEHOLDER = "[Old tool result content cleared] tool=Read "
+
+
+def big_files(root: Path, count: int, chars: int) -> list[str]:
+    names = []
+    for i in range(count):
+        name = f"mod{i}.py"
+        line = f"value_{i} = '{'x' * 60}'\n"
+        (root / name).write_text(line * (chars // len(line)))
+        names.append(name)
+    return names
+
+
+def reads_then_answer(server: FakeLLMServer, names: list[str]) -> None:
+    for name in names:
+        server.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": name})]))
+    server.enqueue(Reply(text="All read."))
+
+
+def test_micro_clears_old_reads_and_retain_is_not_needed(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    names = big_files(tmp_path, 6, 3900)  # under ①'s 4000-char cap, so only ② can shrink them
+    reads_then_answer(fake_llm, names)
+    env = env_for("openai", fake_llm, TRACE="1", COMPACT_THRESHOLD_CHARS="20000")
+    proc = ram("read every module", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    traces = [line for line in proc.stderr.splitlines() if line.startswith("[trace] compact")]
+    assert any(line.startswith("[trace] compact.micro replaced=") for line in traces)
+    assert any("stage=micro" in line and "strategy=micro" in line for line in traces)
+    assert not any("stage=retain" in line for line in traces)
+    last = fake_llm.requests[-1].body["messages"]
+    tool_contents = [m["content"] for m in last if m["role"] == "tool"]
+    cleared = [c for c in tool_contents if c.startswith(PLACEHOLDER)]
+    assert cleared and cleared[0] == PLACEHOLDER + "mod0.py"
+    assert all(not c.startswith(PLACEHOLDER) for c in tool_contents[-4:])  # the newest 4 stay whole
+    # the session history still holds every byte
+    (saved,) = transcript.list_sessions(tmp_path)
+    history = transcript.load(saved.path).messages
+    results = [r.content for m in history for r in m.tool_results]
+    assert len(results) == 6 and not any(PLACEHOLDER in r for r in results)
+
+
+def test_compact_0_turns_everything_off(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    names = big_files(tmp_path, 6, 3900)
+    reads_then_answer(fake_llm, names)
+    env = env_for("openai", fake_llm, TRACE="1", COMPACT_THRESHOLD_CHARS="20000", COMPACT="0")
+    proc = ram("read every module", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[trace] compact" not in proc.stderr
+    last = fake_llm.requests[-1].body["messages"]
+    assert not any(m["role"] == "tool" and m["content"].startswith(PLACEHOLDER) for m in last)
+
+
+def test_a_summary_rewrites_the_history_and_keeps_every_user_message(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    env = env_for("openai", fake_llm, CONTEXT_WINDOW_TOKENS="10000", AUTOCOMPACT_PERCENT="50")
+    long_answer = "Noted: the API is frozen. " + "Here is a long explanation of the design. " * 280
+    fake_llm.enqueue(Reply(text=long_answer, usage=WireUsage(input_tokens=3000)))
+    assert ram("Rule one: never change the public API.", env=env, cwd=tmp_path).returncode == 0
+    # the next turn starts over the trigger: one side call summarises, then the real call goes out
+    fake_llm.enqueue(Reply(text="SUMMARY: the user set a rule about the public API."), Reply(text="Understood."))
+    proc = ram("-c", "--output-format", "stream-json", "Now add a helper.", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    side, main = fake_llm.requests[-2].body, fake_llm.requests[-1].body
+    assert "tools" not in side  # the summary call offers no tools
+    texts = [m.get("content") or "" for m in main["messages"] if m["role"] == "user"]
+    assert any("SUMMARY: the user set a rule" in t for t in texts)
+    assert "Rule one: never change the public API." in texts  # verbatim, not only summarised
+    assert texts[-1] == "Now add a helper."
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    boundary = [e for e in events if e.get("subtype") == "compact_boundary"]
+    assert len(boundary) == 1 and "Compacted the conversation" in boundary[0]["notice"]
+    # the transcript records the boundary: a resumed session starts from the rewritten history
+    (saved,) = transcript.list_sessions(tmp_path)
+    history = transcript.load(saved.path).messages
+    assert any("SUMMARY: the user set a rule" in m.text for m in history)
+    assert history[-1].text == "Understood."
