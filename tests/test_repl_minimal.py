@@ -35,8 +35,8 @@ def test_type_a_task_see_the_answer_then_leave_with_ctrl_d() -> None:
     os.write(fd, b"/nope\n")
     assert "unknown command /nope" in read_until(fd, "/help lists")
     os.write(fd, b"/status\n")
-    status = read_until(fd, "model calls:")
-    assert "model: mock:mock-scripted" in status and "context: ~" in status
+    report = read_until(fd, "model calls:")
+    assert "model: mock:mock-scripted" in report and "context: ~" in report
     os.write(fd, b"/compact\n")
     read_until(fd, "Nothing to compact yet")
     os.write(fd, b"/clear\n")
