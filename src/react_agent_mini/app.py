@@ -120,6 +120,58 @@ def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: 
     return QueryDeps(call_model=call_model, can_use_tool=can_use_tool)
 
 
+MCP_FIRST_CALL_WAIT = 10.0
+"""Seconds the first model call waits for MCP servers still starting (later ones join when they are ready)."""
+
+
+class McpAttachment:
+    """The session's MCP servers: started in the background, their tools added to the session's table as they
+    become ready, `@server:uri` mentions resolved, and every child process stopped at the end."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str], warnings: list[str]) -> None:
+        from .mcp.config import default_log_dir, load_mcp_config, mcp_timeouts
+
+        servers, config_warnings = load_mcp_config(cwd, env)
+        connect_timeout, call_timeout, timeout_warnings = mcp_timeouts(env)
+        warnings += config_warnings + timeout_warnings
+        self.manager = None
+        if servers:
+            from .mcp.manager import McpManager
+
+            self.manager = McpManager(
+                servers, log_dir=default_log_dir(env), connect_timeout=connect_timeout, call_timeout=call_timeout
+            )
+        self._waited = False
+
+    def start(self) -> None:
+        """Connect every server concurrently (inside the running event loop)."""
+        if self.manager is not None:
+            self.manager.start()
+
+    async def join(self, tools: ToolRegistry) -> list[str]:
+        """Add the tools of servers that are ready; the first time, wait a bounded time for the others.
+        One warning line per server that failed or is still starting."""
+        if self.manager is None:
+            return []
+        warnings = await self.manager.wait_ready(0 if self._waited else MCP_FIRST_CALL_WAIT)
+        self._waited = True
+        known = set(tools.names())
+        for tool in self.manager.tools():
+            if tool.name not in known:
+                tools.add(tool)
+        return warnings
+
+    async def mentions(self, text: str) -> tuple[list[Message], list[str]]:
+        """`@server:uri` resources named in `text`, as messages to put before it (read by reference only)."""
+        if self.manager is None or "@" not in text:
+            return [], []
+        return await self.manager.resolve_mentions(text)
+
+    async def aclose(self) -> None:
+        if self.manager is not None:
+            await self.manager.aclose()
+
+
 class Assembled(msgspec.Struct, dict=False):
     """A ready session and what the caller must show or close."""
 
@@ -133,6 +185,8 @@ class Assembled(msgspec.Struct, dict=False):
     """Project context, memory and skills behind the system prompt."""
     recorder: TranscriptRecorder
     """The transcript being written (close it when done)."""
+    mcp: McpAttachment
+    """The MCP servers (start them in the loop, `join` before turns, `aclose` at the end)."""
 
 
 def build_session(
@@ -197,7 +251,8 @@ def build_session(
         recorder.open(lambda: transcript.Transcript.create(directory, session.session_id, meta))
     session.on_message = recorder.append
     session.on_rewrite = recorder.rewrite
-    return Assembled(session, provider, policy, warnings, knowledge, recorder)
+    mcp = McpAttachment(cwd, os.environ, warnings)
+    return Assembled(session, provider, policy, warnings, knowledge, recorder, mcp)
 
 
 class TranscriptRecorder:

@@ -27,6 +27,7 @@ modes:
   ram                     on a terminal: a minimal interactive loop
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
+  ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
 
 environment:
   OPENAI_API_KEY          key for the OpenAI-compatible provider (chosen first when set)
@@ -125,8 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["mcp"]:
+        return _mcp_command(args_list[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
     try:
@@ -179,6 +183,25 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_repl(config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume)
     return _run_task(config, task, args, resume)
+
+
+def _mcp_command(rest: list[str]) -> int:
+    """`ram mcp list`: the configured MCP servers, whether they start, and their tools."""
+    if rest != ["list"]:
+        print(
+            "usage: ram mcp list   (shows the MCP servers from .mcp.json, MCP_CONFIG and the user file)",
+            file=sys.stderr,
+        )
+        return 2
+    import asyncio
+    from pathlib import Path
+
+    from .mcp.cli import mcp_list
+
+    try:
+        return asyncio.run(mcp_list(Path.cwd(), os.environ, sys.stdout))
+    except KeyboardInterrupt:
+        return 130
 
 
 def _print_system_prompt() -> int:

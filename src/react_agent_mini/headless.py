@@ -92,14 +92,7 @@ async def run_headless(
     if output_format == "json":
         renderer = JsonRenderer(out)
     elif output_format == "stream-json":
-        stream = StreamJsonRenderer(out, session.session_id)
-        stream.init(
-            model=provider.model,
-            provider=provider.name,
-            cwd=str(session.context.cwd),
-            tools=session.tools.names(),
-        )
-        renderer = stream
+        renderer = StreamJsonRenderer(out, session.session_id)
     else:
         renderer = TextRenderer(out, err, lambda use: _describe(session, use), stream=out.isatty())
 
@@ -107,9 +100,20 @@ async def run_headless(
     started = api_started = time.monotonic()
     api_seconds = 0.0
     terminal = Terminal("error", 0, "the turn ended without a result")
+    mcp = built.mcp
     try:
+        mcp.start()
+        for warning in await mcp.join(session.tools):
+            err.write(f"warning: {warning}\n")
+        if isinstance(renderer, StreamJsonRenderer):  # after MCP joined, so the tool list is complete
+            renderer.init(
+                model=provider.model, provider=provider.name, cwd=str(session.context.cwd), tools=session.tools.names()
+            )
+        attached, mention_warnings = await mcp.mentions(task)
+        for warning in mention_warnings:
+            err.write(f"warning: {warning}\n")
         with interrupt_aborts_turn(session):
-            async for event in session.run_turn(task):
+            async for event in session.run_turn(task, inject_before=attached):
                 if isinstance(event, AssistantTurn):
                     api_seconds += time.monotonic() - api_started
                     summary.result = event.message.text
@@ -119,6 +123,7 @@ async def run_headless(
                     terminal = event
                 renderer.event(event)
     finally:
+        await mcp.aclose()
         await provider.aclose()
         built.recorder.close()
     summary.usage = session.totals.usage

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from ..app import PermissionOptions, build_session
+from ..app import McpAttachment, PermissionOptions, build_session
 from ..config import ProviderConfig
 from ..events import Compacted, Terminal
 from ..headless import interrupt_aborts_turn
+from ..messages import Message
 from ..output import RunSummary, TextRenderer
 from ..permissions.policy import Answer, PermissionRequest
 from ..session import Session
@@ -23,8 +25,13 @@ HELP = """commands:
   /help              this help
   /status            model, context use, tokens so far
   /compact [focus]   summarise the older conversation now (your messages are kept word for word)
+  /<server>:<prompt> run an MCP server's prompt; @<server>:<uri> in a message attaches that resource
   /clear             forget the conversation (the system prompt stays)
   /exit, /quit       leave (Ctrl+D works too)"""
+
+
+async def _start(mcp: McpAttachment) -> None:
+    mcp.start()
 
 
 def status_line(session: Session) -> str:
@@ -48,13 +55,37 @@ def status_report(session: Session, model: str) -> str:
     )
 
 
-async def _turn(session: Session, text: str, renderer: TextRenderer) -> None:
+async def _turn(
+    session: Session, text: str, renderer: TextRenderer, mcp: McpAttachment, inject: Sequence[Message] = ()
+) -> None:
+    for warning in await mcp.join(session.tools):
+        print(f"warning: {warning}", file=sys.stderr)
+    attached, warnings = await mcp.mentions(text)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if attached:
+        print(f"(attached {len(attached)} MCP resource(s))")
     with interrupt_aborts_turn(session):
-        async for event in session.run_turn(text):
+        async for event in session.run_turn(text, inject_before=[*attached, *inject]):
             renderer.event(event)
             if isinstance(event, Terminal) and event.reason != "completed":
                 renderer.finish(event, RunSummary(session.session_id, ""))
     print(f"\x1b[2m{status_line(session)}\x1b[0m" if sys.stdout.isatty() else status_line(session))
+
+
+async def _mcp_prompt(session: Session, renderer: TextRenderer, mcp: McpAttachment, line: str) -> bool:
+    """`/server:prompt args`: run an MCP prompt and send its messages; False when no such prompt exists."""
+    command, _, args = line[1:].partition(" ")
+    server, _, prompt = command.partition(":")
+    if mcp.manager is None or not any(p.command == command for p in mcp.manager.prompts()):
+        return False
+    try:
+        messages = await mcp.manager.run_prompt(server, prompt, args.strip())
+    except Exception as exc:  # an MCP failure is one line, never the end of the session
+        print(f"MCP prompt failed: {exc}")
+        return True
+    await _turn(session, "", renderer, mcp, messages)
+    return True
 
 
 async def _compact(session: Session, focus: str) -> None:
@@ -96,6 +127,7 @@ def run_repl(
             resume=resume,
         )
         session, provider = built.session, built.provider
+        runner.run(_start(built.mcp))
         for warning in built.warnings:
             print(f"warning: {warning}", file=sys.stderr)
 
@@ -139,10 +171,13 @@ def run_repl(
                 if text == "/compact" or text.startswith("/compact "):
                     runner.run(_compact(session, text.removeprefix("/compact").strip()))
                     continue
+                if ":" in text.split()[0] and runner.run(_mcp_prompt(session, renderer, built.mcp, text)):
+                    continue
                 if text.startswith("/"):
                     print(f"unknown command {text.split()[0]}; /help lists the commands")
                     continue
-                runner.run(_turn(session, line, renderer))
+                runner.run(_turn(session, line, renderer, built.mcp))
         finally:
+            runner.run(built.mcp.aclose())
             runner.run(provider.aclose())
             built.recorder.close()

@@ -1,0 +1,22 @@
+"""MCP client: the user's MCP servers (stdio, streamable HTTP, legacy SSE) as tools, resources and prompts.
+
+- `config`: which servers (`.mcp.json` format, `${VAR}` expansion, MCP_CONFIG) — no SDK import;
+- `manager`: `McpManager` connects every server concurrently in the background and owns their lifecycle;
+- `transport`: the stdio transport (spawned before the SDK is imported; stops the whole process group);
+- `adapter`: an MCP tool as one of our `Tool`s (`mcp__<server>__<tool>`), results rendered as text;
+- `resources`: ListMcpResourcesTool, ReadMcpResourceTool and `@server:uri` mentions;
+- `prompts`: server prompts as `/server:prompt args` commands;
+- `cli`: `ram mcp list`.
+
+The `mcp` SDK costs ≈0.6 s to import, so nothing here imports it until a server is actually started. This
+module holds only the package's error type, so importing it is free.
+"""
+
+from __future__ import annotations
+
+
+class McpError(Exception):
+    """An MCP operation failed; the message is one line a user (or the model) can act on."""
+
+
+__all__ = ["McpError"]

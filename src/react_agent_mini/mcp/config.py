@@ -1,0 +1,239 @@
+"""Which MCP servers to run: Claude Code's `.mcp.json` format, read from a user file and the project.
+
+Files, in order (a later file replaces a same-named server of an earlier one, whole):
+1. the user's `$XDG_CONFIG_HOME/react-agent-mini/mcp.json` (default `~/.config/...`);
+2. `<cwd>/.mcp.json`, or, when `MCP_CONFIG` is set, the files it names (comma-separated, relative to cwd, merged
+   in order) instead.
+
+Each file holds `{"mcpServers": {"<name>": {...}}}`, where an entry is either a local server run over stdio,
+`{"command": "...", "args": [...], "env": {...}, "cwd": "..."}`, or a remote one,
+`{"type": "http" | "sse", "url": "...", "headers": {...}}`. `${VAR}` and `${VAR:-default}` are expanded in every
+value (not in keys). A broken file or entry costs one warning line naming it; everything else still loads.
+
+This module never imports the MCP SDK (≈0.6 s): it decides whether the SDK is needed at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+Transport = Literal["stdio", "http", "sse"]
+Scope = Literal["user", "project"]
+
+_TYPE_ALIASES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamableHttp": "http",
+    "sse": "sse",
+}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+"""Seconds a server may take to start and list its tools (Claude Code's MCP_TIMEOUT default)."""
+DEFAULT_CALL_TIMEOUT = 300.0
+"""Seconds one tool call may take before it is reported as timed out."""
+
+
+class ServerConfig(msgspec.Struct, frozen=True):
+    """One configured MCP server, with `${VAR}` already expanded."""
+
+    name: str
+    """The key under `mcpServers`; tool names are `mcp__<name>__<tool>`."""
+    transport: Transport
+    command: str = ""
+    """stdio: the program to run."""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    """stdio: variables set for the server on top of a small safe base (HOME, PATH, ...). Our own environment,
+    API keys included, is not passed on unless named here."""
+    cwd: str = ""
+    """stdio: where the server runs (default: the workspace)."""
+    url: str = ""
+    """http/sse: the endpoint."""
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
+    """http/sse: sent with every request (e.g. Authorization)."""
+    source: str = ""
+    """The file this entry came from."""
+    scope: Scope = "project"
+    """`user` for the user-level file; `project` for `.mcp.json` and MCP_CONFIG files. A front end may want the
+    user to approve project servers first: a cloned repository's `.mcp.json` runs commands."""
+
+    def __repr__(self) -> str:  # headers and env often hold tokens: never print their values
+        target = self.url if self.transport != "stdio" else self.command
+        return f"ServerConfig(name={self.name!r}, transport={self.transport!r}, target={target!r})"
+
+
+class McpConfigError(ValueError):
+    """A problem with one entry; the message says what, without the file name."""
+
+
+def user_config_path(env: Mapping[str, str]) -> Path:
+    """The user-level MCP config file."""
+    config = env.get("XDG_CONFIG_HOME", "")
+    # the XDG spec says a relative value is invalid and must be ignored
+    base = Path(config) if config and os.path.isabs(config) else Path.home() / ".config"
+    return base / "react-agent-mini" / "mcp.json"
+
+
+def default_log_dir(env: Mapping[str, str]) -> Path:
+    """Where server stderr logs go: `$XDG_STATE_HOME/react-agent-mini/mcp-logs` (default `~/.local/state/...`)."""
+    state = env.get("XDG_STATE_HOME", "")
+    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
+    return base / "react-agent-mini" / "mcp-logs"
+
+
+def mcp_timeouts(env: Mapping[str, str]) -> tuple[float, float, list[str]]:
+    """(connect, call) timeouts in seconds from MCP_TIMEOUT and MCP_TOOL_TIMEOUT (milliseconds, as in Claude
+    Code), and a warning per unusable value."""
+    warnings: list[str] = []
+    values = []
+    for name, default in (("MCP_TIMEOUT", DEFAULT_CONNECT_TIMEOUT), ("MCP_TOOL_TIMEOUT", DEFAULT_CALL_TIMEOUT)):
+        raw = env.get(name, "").strip()
+        if raw.isdigit() and int(raw) > 0:
+            values.append(int(raw) / 1000)
+        else:
+            if raw:
+                warnings.append(f"{name} must be a positive number of milliseconds, got {raw!r}; using the default")
+            values.append(default)
+    return values[0], values[1], warnings
+
+
+def config_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, Scope, bool]]:
+    """(path, scope, named explicitly) for every file consulted, in merge order."""
+    files: list[tuple[Path, Scope, bool]] = [(user_config_path(env), "user", False)]
+    listed = env.get("MCP_CONFIG", "").strip()
+    if listed:
+        for part in listed.split(","):
+            if part.strip():
+                files.append((cwd / os.path.expanduser(part.strip()), "project", True))
+    else:
+        files.append((cwd / ".mcp.json", "project", False))
+    return files
+
+
+def load_mcp_config(cwd: Path, env: Mapping[str, str]) -> tuple[dict[str, ServerConfig], list[str]]:
+    """Every configured server by name, in file order (later files win), and one warning line per problem."""
+    servers: dict[str, ServerConfig] = {}
+    warnings: list[str] = []
+    for path, scope, explicit in config_files(cwd, env):
+        found, file_warnings = load_config_file(path, cwd, env, scope=scope, must_exist=explicit)
+        warnings += file_warnings
+        for name, server in found.items():
+            servers.pop(name, None)  # re-insert so the order follows the file that won
+            servers[name] = server
+    return servers, warnings
+
+
+def load_config_file(
+    path: Path, cwd: Path, env: Mapping[str, str], *, scope: Scope = "project", must_exist: bool = False
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """The servers of one file and its warnings. A missing file is fine unless it was named explicitly."""
+    try:
+        data: Any = msgspec.json.decode(path.read_bytes())
+    except FileNotFoundError:
+        return {}, ([f"MCP config {path}: file not found (named in MCP_CONFIG)"] if must_exist else [])
+    except OSError as exc:
+        return {}, [f"MCP config {path}: cannot read it ({exc.strerror or exc}); its servers were skipped"]
+    except msgspec.DecodeError as exc:
+        return {}, [f"MCP config {path}: invalid JSON ({exc}); its servers were skipped"]
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers"), dict):
+        return {}, [f'MCP config {path}: expected {{"mcpServers": {{...}}}} at the top level; its servers were skipped']
+    servers: dict[str, ServerConfig] = {}
+    warnings: list[str] = []
+    for name, raw in data["mcpServers"].items():
+        try:
+            servers[name] = parse_server(name, raw, cwd, env, source=str(path), scope=scope)
+        except McpConfigError as exc:
+            warnings.append(f'MCP config {path}: server "{name}": {exc}; server skipped')
+    return servers, warnings
+
+
+def parse_server(
+    name: str, raw: Any, cwd: Path, env: Mapping[str, str], *, source: str = "", scope: Scope = "project"
+) -> ServerConfig:
+    """One `mcpServers` entry, validated and expanded, or McpConfigError."""
+    if not name.strip():
+        raise McpConfigError("the server name is empty")
+    if not isinstance(raw, dict):
+        raise McpConfigError("expected an object")
+    kind = raw.get("type")
+    if kind is None:
+        transport: Transport = "stdio" if "command" in raw or "url" not in raw else "http"
+    elif isinstance(kind, str) and kind in _TYPE_ALIASES:
+        transport = _TYPE_ALIASES[kind]
+    else:
+        raise McpConfigError(f'unknown "type" {kind!r} (use "stdio", "http" or "sse")')
+    expand = _Expander(env)
+    if transport == "stdio":
+        command = raw.get("command")
+        if not isinstance(command, str) or not command.strip():
+            raise McpConfigError('"command" must be a non-empty string')
+        args = raw.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise McpConfigError('"args" must be a list of strings')
+        server_env = _string_map(raw, "env")
+        workdir = raw.get("cwd", "")
+        if not isinstance(workdir, str):
+            raise McpConfigError('"cwd" must be a string')
+        workdir = expand(workdir, "cwd")
+        resolved_cwd = cwd / os.path.expanduser(workdir) if workdir else cwd
+        return ServerConfig(
+            name,
+            "stdio",
+            command=expand(command, "command"),
+            args=tuple(expand(a, f"args[{i}]") for i, a in enumerate(args)),
+            env={k: expand(v, f"env.{k}") for k, v in server_env.items()},
+            cwd=str(resolved_cwd),
+            source=source,
+            scope=scope,
+        )
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise McpConfigError(f'"url" must be a non-empty string for a {transport} server')
+    url = expand(url.strip(), "url")
+    if not url.startswith(("http://", "https://")):
+        raise McpConfigError(f'"url" must start with http:// or https://, got {url!r}')
+    headers = _string_map(raw, "headers")
+    return ServerConfig(
+        name,
+        transport,
+        url=url,
+        headers={k: expand(v, f"headers.{k}") for k, v in headers.items()},
+        source=source,
+        scope=scope,
+    )
+
+
+def _string_map(raw: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise McpConfigError(f'"{key}" must be an object of strings')
+    return dict(value)
+
+
+class _Expander:
+    """`${VAR}` / `${VAR:-default}` against one environment; an unset variable without a default is an error
+    (starting a server with an empty token would fail later, less clearly)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+
+    def __call__(self, value: str, where: str) -> str:
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            found = self._env.get(name)
+            if found is not None and (found or default is None):
+                return found
+            if default is not None:
+                return default
+            raise McpConfigError(f"environment variable {name} is not set (used in {where})")
+
+        return _VAR.sub(substitute, value)

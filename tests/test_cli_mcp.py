@@ -1,0 +1,77 @@
+"""MCP end to end: the CLI as a subprocess, the fake LLM server as the model, real MCP servers as tools.
+
+A `.mcp.json` names mcp-server-time (stdio, PyPI), server-everything (stdio, npm) and server-everything over
+streamable HTTP on 127.0.0.1; the model sees their tools, calls them, and gets their results.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
+from .fakes.mcp_servers import support
+from .test_cli import env_for, ram
+
+
+def test_headless_run_with_three_real_servers(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    command, port, env = support.everything_http()
+    with support.http_server(command, port, env):
+        config = {
+            "mcpServers": {
+                "time": {"command": support.time_server(), "args": ["--local-timezone", "UTC"]},
+                "everything": {"command": support.node(), "args": [support.everything_js(), "stdio"]},
+                "remote": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"},
+            }
+        }
+        (tmp_path / ".mcp.json").write_text(json.dumps(config))
+        fake_llm.enqueue(
+            Reply(
+                tool_calls=[
+                    ToolCall("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"}),
+                    ToolCall("mcp__everything__echo", {"message": "hello over stdio"}),
+                    ToolCall("mcp__remote__get-sum", {"a": 2, "b": 40}),
+                ]
+            ),
+            Reply(text="done"),
+        )
+        proc = ram(
+            "--allowed-tools",
+            "mcp__everything,mcp__remote",
+            "use the servers",
+            env=env_for("openai", fake_llm),
+            cwd=tmp_path,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    offered = {t["function"]["name"] for t in fake_llm.requests[0].body["tools"]}
+    assert {"mcp__time__get_current_time", "mcp__everything__echo", "mcp__remote__get-sum"} <= offered
+    results = [m["content"] for m in fake_llm.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "Asia/Tokyo" in results[0]
+    assert "hello over stdio" in results[1]
+    assert "42" in results[2]
+
+
+def test_a_dead_server_costs_one_warning_line(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    config = {
+        "mcpServers": {
+            "ghost": {"command": str(tmp_path / "no-such-server")},
+            "time": {"command": support.time_server(), "args": ["--local-timezone", "UTC"]},
+        }
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("mcp__time__get_current_time", {"timezone": "UTC"})]), Reply(text="ok"))
+    proc = ram("what time is it", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and '"ghost"' in warnings[0]
+    results = [m["content"] for m in fake_llm.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert '"timezone": "UTC"' in results[0] or "UTC" in results[0]
+
+
+def test_mcp_list_command(tmp_path: Path) -> None:
+    config = {"mcpServers": {"time": {"command": support.time_server(), "args": ["--local-timezone", "UTC"]}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    proc = ram("mcp", "list", env=env_for(None, None), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "mcp__time__get_current_time" in proc.stdout and "read-only" in proc.stdout
