@@ -31,7 +31,16 @@ VERSION_TARGET = "target ≤ 100 ms"
 FIRST_REQUEST_TARGET = "target ≤ 300 ms"
 API_KEY = "test-key"
 _STRIPPED_PREFIXES = ("OPENAI_", "ANTHROPIC_")
-_STRIPPED_NAMES = ("QUERY_MOCK", "TRACE", "RAM_DEBUG", "RAM_MAX_RETRIES", "RAM_MAX_OUTPUT_TOKENS")
+_STRIPPED_NAMES = (
+    "QUERY_MOCK",
+    "TRACE",
+    "RAM_DEBUG",
+    "RAM_MAX_RETRIES",
+    "RAM_MAX_OUTPUT_TOKENS",
+    # This workplace sets PYTHONDONTWRITEBYTECODE=1, which makes every launch recompile our (editable) sources:
+    # no user's machine does that, and pip-installed packages ship their bytecode. The warm-up run writes it.
+    "PYTHONDONTWRITEBYTECODE",
+)
 
 
 def ram_command() -> list[str]:
