@@ -567,3 +567,18 @@ async def test_c24_the_loop_sends_the_compacted_copy_and_keeps_the_history(tmp_p
     sent = first_result(model.requests[0].messages[2]).content
     assert len(sent) < 2000 and TRUNCATION_NOTE in sent
     assert first_result(history[2]).content == "z" * 9000
+
+
+def test_a_placeholder_longer_than_the_budget_is_left_alone() -> None:
+    """Found by hypothesis on a clean clone: with a tiny budget, ① cut ②'s placeholder on a later call (when ②
+    no longer re-placed it), so the pipeline was not idempotent and the path hint was lost."""
+    from react_agent_mini.compact.pipeline import CompactOptions, apply_tool_result_budget
+
+    placeholder = "[Old tool result content cleared] tool=Read src/app.py"
+    history = [
+        user_text("go"),
+        Message("assistant", (ToolUseBlock("t0", "Read", {"file_path": "src/app.py"}),)),
+        Message("user", (ToolResultBlock("t0", placeholder),)),
+    ]
+    options = CompactOptions(max_tool_result_chars=40)
+    assert apply_tool_result_budget(history, options) is history

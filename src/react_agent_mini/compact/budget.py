@@ -21,6 +21,8 @@ from .estimate import utf16_len, utf16_prefix
 from .options import CompactOptions
 
 TRUNCATION_NOTE = "\n…[tool_result truncated by compaction"
+PLACEHOLDER_PREFIX = "[Old tool result content cleared] tool="
+"""How ②'s placeholders start (micro.py builds them; spelled here too to keep the modules free of a cycle)."""
 """How every truncation note starts (the rest says how much was kept and how to get the rest)."""
 
 _NUMBERED_LINE = re.compile(r"(\d+)\t")
@@ -59,6 +61,11 @@ def _read_resume_line(kept: str) -> int | None:
     return None
 
 
+def is_placeholder(content: str) -> bool:
+    """True for ②'s `[Old tool result content cleared] tool=<Name> <path>` (one line)."""
+    return content.startswith(PLACEHOLDER_PREFIX) and "\n" not in content
+
+
 def _already_cut(content: str, limit: int, tool_use: ToolUseBlock | None) -> bool:
     """True when `content` is exactly what this stage produces for some text: cutting again would change it."""
     at = content.rfind(TRUNCATION_NOTE)
@@ -79,6 +86,8 @@ def apply_tool_result_budget(messages: Sequence[Message], options: CompactOption
         nonlocal uses
         if len(block.content) <= limit // 2 or utf16_len(block.content) <= limit:
             return None
+        if is_placeholder(block.content):
+            return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
         if uses is None:  # built only when something is over the limit
             uses = tool_uses_by_id(messages)
         tool_use = uses.get(block.tool_use_id)
