@@ -7,8 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from .fakes.fake_llm import FakeLLMServer
+
+# CI must be reproducible: property tests use a fixed seed unless a developer asks for fresh exploration
+# (`pytest --hypothesis-profile=explore`), which is how new counterexamples get found and turned into tests.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, max_examples=500, print_blob=True)
+settings.load_profile("ci")
 
 
 @pytest.fixture
