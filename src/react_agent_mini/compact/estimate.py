@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .memo import IdentityMemo
 
 
 def utf16_len(text: str) -> int:
@@ -109,8 +110,15 @@ def block_chars(block: ContentBlock) -> int:
 
 
 def message_chars(message: Message) -> int:
-    """One message's share of the estimate."""
+    """One message's share of the estimate (computed once per message: messages never change)."""
+    return _chars_memo(message, _message_chars)
+
+
+def _message_chars(message: Message) -> int:
     return sum(block_chars(b) for b in message.content)
+
+
+_chars_memo = IdentityMemo()
 
 
 def estimate_outbound_chars(messages: Iterable[Message]) -> int:

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from .estimate import json_chars
+from .memo import IdentityMemo
 
 
 def _class_of(byte: int) -> bytes:
@@ -105,7 +106,11 @@ TOOL_BLOCK_OVERHEAD_TOKENS = 8
 
 
 def estimate_message_tokens(message: Message) -> int:
-    """Estimated tokens one message adds to a request."""
+    """Estimated tokens one message adds to a request (computed once per message: messages never change)."""
+    return _tokens_memo(message, _message_tokens)
+
+
+def _message_tokens(message: Message) -> int:
     total = MESSAGE_OVERHEAD_TOKENS
     for block in message.content:
         if isinstance(block, TextBlock):
@@ -118,6 +123,9 @@ def estimate_message_tokens(message: Message) -> int:
         elif isinstance(block, ThinkingBlock):
             total += estimate_tokens(block.thinking)
     return total
+
+
+_tokens_memo = IdentityMemo()
 
 
 def estimate_messages_tokens(messages: Iterable[Message]) -> int:
