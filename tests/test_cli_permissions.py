@@ -116,7 +116,7 @@ def test_terminal_prompt_yes_always_and_no(fake_llm: FakeLLMServer, tmp_path: Pa
     assert "touch b.txt" in prompt and "Bash(touch:*)" in prompt
     os.write(fd, b"a\n")
     after = read_until(fd, "touched")
-    assert "Allow?" not in after  # c.txt needed no prompt
+    assert "needs permission" not in after  # c.txt needed no prompt
     os.write(fd, b"third\n")
     read_until(fd, "Allow? [y/a/N]")
     os.write(fd, b"n\n")

@@ -188,6 +188,23 @@ class Assembled(msgspec.Struct, dict=False):
     mcp: McpAttachment
     """The MCP servers (start them in the loop, `join` before turns, `aclose` at the end)."""
 
+    def new_conversation(self) -> None:
+        """`/clear`: forget the conversation and go on in a new session with its own transcript (the old one
+        stays resumable); loaded skills are forgotten too."""
+        self.recorder.close()
+        self.session.clear()
+        _reset_skills(self.session)
+        self.session.session_id = self.session.deps.new_id()
+        _new_transcript(self.session, self.recorder, self.provider)
+
+    def switch_to(self, path: Path) -> list[str]:
+        """`/resume`: continue the saved session at `path` instead of this one (this one stays saved);
+        warnings to show."""
+        self.recorder.close()
+        self.session.clear()
+        _reset_skills(self.session)
+        return _resume(self.session, self.recorder, path)
+
 
 def build_session(
     config: ProviderConfig,
@@ -238,21 +255,42 @@ def build_session(
     warnings += knowledge.warnings
     recorder = TranscriptRecorder(warnings)
     if resume is not None:
-        loaded = transcript.load(resume)
-        session.session_id = loaded.session_id
-        session.restore(loaded.messages)
-        recorder.open(lambda: transcript.Transcript.reopen(resume))
-        recorder.write(loaded.repaired)
-        if loaded.skipped_lines:
-            warnings.append(f"{resume}: {loaded.skipped_lines} unreadable line(s) skipped (cut by a crash?)")
+        warnings += _resume(session, recorder, resume)
     elif save:
-        meta = {"cwd": str(cwd), "model": provider.model, "provider": provider.name, "version": __version__}
-        directory = transcript.sessions_dir(cwd)
-        recorder.open(lambda: transcript.Transcript.create(directory, session.session_id, meta))
+        _new_transcript(session, recorder, provider)
     session.on_message = recorder.append
     session.on_rewrite = recorder.rewrite
     mcp = McpAttachment(cwd, os.environ, warnings)
     return Assembled(session, provider, policy, warnings, knowledge, recorder, mcp)
+
+
+def _resume(session: Session, recorder: TranscriptRecorder, path: Path) -> list[str]:
+    """Make `session` continue the transcript at `path`; warnings to show."""
+    loaded = transcript.load(path)
+    session.session_id = loaded.session_id
+    session.restore(loaded.messages)
+    recorder.open(lambda: transcript.Transcript.reopen(path))
+    recorder.write(loaded.repaired)
+    if loaded.skipped_lines:
+        return [f"{path}: {loaded.skipped_lines} unreadable line(s) skipped (cut by a crash?)"]
+    return []
+
+
+def _new_transcript(session: Session, recorder: TranscriptRecorder, provider: ModelProvider) -> None:
+    """Record `session` in a new transcript, created with its first message (an unused session leaves no file)."""
+    cwd = session.context.cwd
+    meta = {"cwd": str(cwd), "model": provider.model, "provider": provider.name, "version": __version__}
+    directory = transcript.sessions_dir(cwd)
+    session_id = session.session_id
+    recorder.open(lambda: transcript.Transcript.create(directory, session_id, meta), lazy=True)
+
+
+def _reset_skills(session: Session) -> None:
+    from .tools.skill import SkillTool
+
+    tool = session.tools.get("Skill")
+    if isinstance(tool, SkillTool):
+        tool.reset()
 
 
 class TranscriptRecorder:
@@ -261,17 +299,34 @@ class TranscriptRecorder:
     def __init__(self, warnings: list[str]) -> None:
         self.transcript: transcript.Transcript | None = None
         self._warnings = warnings
+        self._opener: Callable[[], transcript.Transcript] | None = None
 
-    def open(self, opener: Callable[[], transcript.Transcript]) -> None:
+    def open(self, opener: Callable[[], transcript.Transcript], *, lazy: bool = False) -> None:
+        """Start writing the transcript `opener` opens; `lazy`: open it only when the first message comes."""
+        self.transcript = None
+        self._opener = opener if lazy else None
+        if lazy:
+            return
         try:
             self.transcript = opener()
         except OSError as exc:
             self._warnings.append(f"the session will not be saved: {exc}")
 
+    def _open_now(self) -> None:
+        opener, self._opener = self._opener, None
+        if opener is None:
+            return
+        try:
+            self.transcript = opener()
+        except OSError as exc:
+            print(f"warning: the session will not be saved: {exc}", file=sys.stderr)
+
     def append(self, message: Message) -> None:
         self.write([message])
 
     def write(self, messages: Sequence[Message]) -> None:
+        if messages and self.transcript is None:
+            self._open_now()
         if self.transcript is None:
             return
         try:
@@ -284,6 +339,8 @@ class TranscriptRecorder:
     def rewrite(self, messages: Sequence[Message]) -> None:
         """A summary replaced the history: record the boundary and the new history."""
         if self.transcript is None:
+            self._open_now()
+        if self.transcript is None:
             return
         try:
             self.transcript.compacted(messages)
@@ -292,5 +349,7 @@ class TranscriptRecorder:
             self.transcript = None
 
     def close(self) -> None:
+        self._opener = None
         if self.transcript is not None:
             self.transcript.close()
+            self.transcript = None

@@ -1,112 +1,511 @@
-"""A minimal line-based interactive loop, until the full REPL (prompt_toolkit + rich) lands.
+"""The interactive REPL (`ram` with no task, on a terminal): read a message or a slash command, run it, repeat.
 
-Type a task, watch the answer stream; `/clear`, `/help`, `/exit`. Ctrl+C during a turn interrupts it and the
-conversation goes on; Ctrl+C twice within a second at the prompt, or Ctrl+D, exits.
+Startup is arranged so the prompt is up at once: only prompt_toolkit is loaded before it is drawn; the session
+(provider, tools, permissions, project context, transcript) is built in a worker thread right after the first
+render, rich is preloaded there too, and MCP servers start in the background, joined before the first turn.
+
+Ctrl+C: during a turn (or a command), the first press aborts it — the model stream, running tools and their
+subprocesses — and the history stays valid; a second press while it is still winding down exits (130). At an
+empty prompt, a second press within a second exits (130); Ctrl+D exits (0). The turn itself runs with the
+terminal's echo off, so keys typed ahead do not scribble over the live display (they reach the next prompt);
+keys typed ahead are dropped before a permission prompt, so they can never answer it. No traceback reaches the
+user: a failure inside a turn or a command is one line, and the session goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..app import McpAttachment, PermissionOptions, build_session
+from .. import __version__
 from ..config import ProviderConfig
-from ..events import Compacted, Terminal
-from ..headless import interrupt_aborts_turn
-from ..messages import Message
-from ..output import RunSummary, TextRenderer
-from ..permissions.policy import Answer, PermissionRequest
-from ..session import Session
+from .completion import Candidate, FileIndex, complete
+from .prompt import Input, LineInput, PromptInterrupted, make_input
+from .slash import SlashCommands, is_command
 
-HELP = """commands:
-  /help              this help
-  /status            model, context use, tokens so far
-  /compact [focus]   summarise the older conversation now (your messages are kept word for word)
-  /<server>:<prompt> run an MCP server's prompt; @<server>:<uri> in a message attaches that resource
-  /clear             forget the conversation (the system prompt stays)
-  /exit, /quit       leave (Ctrl+D works too)"""
+if TYPE_CHECKING:
+    from rich.console import Console
 
+    from ..app import Assembled, PermissionOptions
+    from ..messages import Message, ToolUseBlock
+    from ..permissions.policy import Answer, PermissionRequest
+    from ..tools.skill import SkillTool
+    from .permission_prompt import PermissionPrompt
+    from .render import TurnView
 
-async def _start(mcp: McpAttachment) -> None:
-    mcp.start()
-
-
-def status_line(session: Session) -> str:
-    """`ctx ~12% · 3,400 in / 210 out tokens` after each turn."""
-    reading = session.context_reading()
-    usage = session.totals.usage
-    return f"ctx ~{reading.percent}% · {usage.total_input_tokens:,} in / {usage.output_tokens:,} out tokens"
+DOUBLE_PRESS_SECONDS = 1.0
+MOCK_PACE = 0.01
+"""Seconds between chunks of the offline demo model, so its answers stream visibly."""
 
 
-def status_report(session: Session, model: str) -> str:
-    reading = session.context_reading()
-    usage = session.totals.usage
-    return "\n".join(
-        [
-            f"model: {model}",
-            f"context: ~{reading.tokens:,} of {reading.window:,} tokens (~{reading.percent}%)",
-            f"tokens so far: {usage.input_tokens:,} input, {usage.cache_read_input_tokens:,} from cache, "
-            f"{usage.cache_creation_input_tokens:,} written to cache, {usage.output_tokens:,} output",
-            f"model calls: {session.totals.model_calls}; messages: {len(session.messages)}",
-        ]
-    )
+class SetupFailed(Exception):
+    """The session could not be built (the message is one line for the user)."""
 
 
-async def _turn(
-    session: Session, text: str, renderer: TextRenderer, mcp: McpAttachment, inject: Sequence[Message] = ()
-) -> None:
-    for warning in await mcp.join(session.tools):
-        print(f"warning: {warning}", file=sys.stderr)
-    attached, warnings = await mcp.mentions(text)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if attached:
-        print(f"(attached {len(attached)} MCP resource(s))")
-    with interrupt_aborts_turn(session):
-        async for event in session.run_turn(text, inject_before=[*attached, *inject]):
-            renderer.event(event)
-            if isinstance(event, Terminal) and event.reason != "completed":
-                renderer.finish(event, RunSummary(session.session_id, ""))
-    print(f"\x1b[2m{status_line(session)}\x1b[0m" if sys.stdout.isatty() else status_line(session))
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-async def _mcp_prompt(session: Session, renderer: TextRenderer, mcp: McpAttachment, line: str) -> bool:
-    """`/server:prompt args`: run an MCP prompt and send its messages; False when no such prompt exists."""
-    command, _, args = line[1:].partition(" ")
-    server, _, prompt = command.partition(":")
-    if mcp.manager is None or not any(p.command == command for p in mcp.manager.prompts()):
+class Repl:
+    """One interactive session."""
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        max_turns: int = 20,
+        permissions: PermissionOptions | None = None,
+        resume: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.max_turns = max_turns
+        self.permissions = permissions
+        self.resume = resume
+        self.cwd = Path.cwd().resolve()
+        self.built: Assembled | None = None
+        """The session and its parts, once built (None while the first prompt is up)."""
+        self.view: TurnView | None = None
+        """The running turn's display."""
+        self.commands = SlashCommands(self)
+        self.input: Input | None = None
+        self._console: Console | None = None
+        self._build_task: asyncio.Future[Assembled] | None = None
+        self._busy_task: asyncio.Future[bool] | None = None
+        self._presses = 0
+        self._interrupted = False
+        self._exit_code: int | None = None
+        self._last_idle_interrupt = -DOUBLE_PRESS_SECONDS
+        self._saved_tty: list[Any] | None = None
+        self._permission_prompt: PermissionPrompt | None = None
+        self._permission_lock = asyncio.Lock()
+        self._file_index = FileIndex(self.cwd)
+
+    # ---- startup and shutdown ----
+
+    async def main(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._banner()
+        self.input = make_input(self._complete, self._start_build)
+        if not isinstance(self.input, LineInput):
+            # Between prompts the terminal stays without echo and line editing, so whatever is typed while a turn
+            # runs (Ctrl+D included) reaches the next prompt as typed; prompt_toolkit sets raw mode over this.
+            self._quiet_tty(keep_lines=False)
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+            handler = True
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here: Ctrl+C still works as a key
+            handler = False
+        try:
+            return await self._loop()
+        finally:
+            if handler:
+                loop.remove_signal_handler(signal.SIGINT)
+            await self._close()
+
+    def _banner(self) -> None:
+        home = str(Path.home())
+        where = str(self.cwd)
+        where = "~" + where[len(home) :] if where == home or where.startswith(home + os.sep) else where
+        name = f"{self.config.kind}:{self.config.model}"
+        first = f"react-agent-mini {__version__} · {name} · {where}"
+        second = "/help for commands · Esc+Enter for a new line · Ctrl+C interrupts · Ctrl+D exits"
+        if sys.stdout.isatty():
+            first, second = f"\x1b[1m{first}\x1b[0m", f"\x1b[2m{second}\x1b[0m"
+        sys.stdout.write(f"{first}\n{second}\n\n")
+        sys.stdout.flush()
+
+    def _start_build(self) -> None:
+        if self._build_task is None:
+            self._build_task = asyncio.ensure_future(self._build())
+
+    def _build_sync(self) -> Assembled:
+        from ..app import build_session
+        from .render import make_console, preload
+
+        built = build_session(
+            self.config,
+            cwd=self.cwd,
+            max_turns=self.max_turns,
+            permissions=self.permissions,
+            asker=self._ask_permission,
+            mock_chunk_delay=MOCK_PACE,
+            resume=self.resume,
+        )
+        preload()
+        if self._console is None:
+            self._console = make_console()
+        return built
+
+    async def _build(self) -> Assembled:
+        try:
+            built = await asyncio.to_thread(self._build_sync)
+        except Exception as exc:
+            message = f"error: cannot start the session: {_one_line(str(exc) or type(exc).__name__)}"
+            self._exit_code = 1
+            if self.input is not None:
+                self.input.print_above(message)
+                self.input.interrupt()
+            raise SetupFailed(message) from None
+        self.built = built
+        built.mcp.start()
+        lines = [f"warning: {warning}" for warning in built.warnings]
+        if self.resume is not None:
+            lines.append(self.recap_text(f"resumed session {built.session.session_id[:12]}"))
+        if lines and self.input is not None:
+            self.input.print_above("\n".join(lines))
+        return built
+
+    async def ready(self) -> Assembled:
+        """The built session (waiting for the build if it is still running)."""
+        self._start_build()
+        assert self._build_task is not None
+        return await asyncio.shield(self._build_task)
+
+    async def _close(self) -> None:
+        self._restore_tty()
+        if self._build_task is None:
+            return
+        try:
+            built = await self._build_task
+        except Exception:
+            return
+        with contextlib.suppress(Exception):
+            await built.mcp.aclose()
+        with contextlib.suppress(Exception):
+            await built.provider.aclose()
+        built.recorder.close()
+        if built.session.messages:
+            self.say("resume this conversation with: ram --continue", "dim")
+
+    # ---- the loop ----
+
+    async def _loop(self) -> int:
+        assert self.input is not None
+        while True:
+            if self._exit_code is not None:
+                return self._exit_code
+            try:
+                line = await self.input.read()
+            except PromptInterrupted:
+                if self._exit_code is not None:
+                    return self._exit_code
+                now = time.monotonic()
+                if now - self._last_idle_interrupt < DOUBLE_PRESS_SECONDS:
+                    return 130
+                self._last_idle_interrupt = now
+                self.input.print_above("(press Ctrl+C again to exit, or Ctrl+D)")
+                continue
+            except (EOFError, OSError):  # Ctrl+D, or the terminal went away
+                return 0
+            if not line.strip():
+                continue
+            leave = await self._busy(self._handle(line))
+            if self._exit_code is not None:
+                return self._exit_code
+            if leave:
+                return 0
+
+    async def _handle(self, line: str) -> bool:
+        text = line.strip()
+        if is_command(text):
+            return await self.commands.run(text)
+        await self.turn(text)
         return False
-    try:
-        messages = await mcp.manager.run_prompt(server, prompt, args.strip())
-    except Exception as exc:  # an MCP failure is one line, never the end of the session
-        print(f"MCP prompt failed: {exc}")
+
+    async def _busy(self, work: Any) -> bool:
+        """Run a command or a turn so that Ctrl+C can stop it; True when the REPL should exit."""
+        task: asyncio.Future[bool] = asyncio.ensure_future(work)
+        self._busy_task = task
+        self._presses = 0
+        self._interrupted = False
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            self._repair()
+            self.say("Interrupted.", "yellow")
+            return False
+        except SetupFailed:
+            return False
+        except Exception as exc:  # last resort: one line, the session goes on
+            if os.environ.get("RAM_DEBUG") == "1":
+                raise
+            self._repair()
+            self.say(f"error: internal error: {type(exc).__name__}: {_one_line(str(exc))}", "bold red")
+            return False
+        finally:
+            self._busy_task = None
+
+    def _on_sigint(self) -> None:
+        task = self._busy_task
+        if task is None or task.done():
+            if self.input is not None:
+                self.input.interrupt()
+            return
+        self._presses += 1
+        self._interrupted = True
+        if self._presses == 1:
+            session = self.built.session if self.built is not None else None
+            if session is None or not session.abort_current_turn("interrupted"):
+                task.cancel()
+        elif self._presses == 2:
+            sys.stderr.write("\nforced exit\n")
+            sys.stderr.flush()
+            self._exit_code = 130
+            task.cancel()
+        else:  # the work ignores cancellation: leave now
+            self._restore_tty()
+            os._exit(130)
+
+    # ---- turns ----
+
+    async def join_mcp(self, built: Assembled) -> None:
+        for warning in await built.mcp.join(built.session.tools):
+            self.say(f"warning: {warning}", "yellow")
+
+    async def turn(self, text: str, inject: Sequence[Message] = ()) -> None:
+        """Send `text` (after `inject`) and show the turn until it ends, then the status line."""
+        from ..events import Terminal
+        from .render import TurnView
+
+        built = await self.ready()
+        session = built.session
+        await self.join_mcp(built)
+        attached: list[Message] = []
+        if text:
+            attached, warnings = await built.mcp.mentions(text)
+            for warning in warnings:
+                self.say(f"warning: {warning}", "yellow")
+            if attached:
+                self.say(f"attached {len(attached)} MCP resource(s)", "dim")
+        view = TurnView(self.console, self._describe, session.context.cwd)
+        self.view = view
+        terminal = Terminal("error", 0, "the turn ended without a result")
+        with self._quiet_keyboard():
+            view.start()
+            try:
+                async for event in session.run_turn(text, inject_before=[*attached, *inject]):
+                    if isinstance(event, Terminal):
+                        terminal = event
+                    else:
+                        view.event(event)
+            except asyncio.CancelledError:
+                self._interrupted = True
+                terminal = Terminal("aborted", 0)
+                self._repair()
+            except Exception as exc:
+                if os.environ.get("RAM_DEBUG") == "1":
+                    raise
+                terminal = Terminal("error", 0, f"internal error: {type(exc).__name__}: {_one_line(str(exc))}")
+                self._repair()
+            finally:
+                self.view = None
+                view.finish(terminal, interrupted=self._interrupted)
+        self._status_line(built)
+
+    def _repair(self) -> None:
+        """After a turn stopped abruptly: answer any tool call left without a result, so the history stays valid."""
+        if self.built is None:
+            return
+        from .. import transcript
+
+        session = self.built.session
+        repaired = transcript.repair(session.messages)
+        if repaired:
+            session.restore([*session.messages, *repaired])
+            self.built.recorder.write(repaired)
+
+    def _status_line(self, built: Assembled) -> None:
+        from .cost import cost_usd, format_cost
+        from .render import status_line
+
+        session = built.session
+        usage = session.totals.usage
+        cost = cost_usd(built.provider.model, usage)
+        line = status_line(
+            session.context_reading().percent,
+            usage.total_input_tokens,
+            usage.output_tokens,
+            format_cost(cost) if cost is not None else "",
+        )
+        self.console.print()
+        self.console.print(line)
+        self.console.print()
+
+    def _describe(self, use: ToolUseBlock) -> str:
+        tool = self.built.session.tools.get(use.name) if self.built is not None else None
+        try:
+            return tool.describe_call(use.input) if tool is not None else ""
+        except Exception:  # a label is never worth a failure
+            return ""
+
+    # ---- permission prompts ----
+
+    async def _ask_permission(self, request: PermissionRequest) -> Answer:
+        async with self._permission_lock:
+            answer = await self._prompt()(request)
+            if answer == "no" and self.view is not None:
+                self.view.declined = request.summary
+            return answer
+
+    def _prompt(self) -> PermissionPrompt:
+        if self._permission_prompt is None:
+            from .permission_prompt import PermissionPrompt
+
+            assert self.input is not None
+            self._permission_prompt = PermissionPrompt(
+                self.console,
+                self.cwd,
+                self.input.ask,
+                self._paused_for_prompt,
+                self._shown,
+                self._interrupt_turn,
+            )
+        return self._permission_prompt
+
+    @contextlib.contextmanager
+    def _paused_for_prompt(self) -> Iterator[None]:
+        view = self.view
+        with view.paused() if view is not None else contextlib.nullcontext():
+            self._drop_typeahead()
+            yield
+
+    def _shown(self, request: PermissionRequest) -> None:
+        from .render import call_key
+
+        if self.view is not None:
+            self.view.previewed.add(call_key(request.tool, request.args))
+
+    def _interrupt_turn(self) -> None:
+        self._interrupted = True
+        if self.built is not None:
+            self.built.session.abort_current_turn("interrupted")
+
+    # ---- the terminal ----
+
+    def _quiet_tty(self, *, keep_lines: bool) -> bool:
+        """Turn the terminal's echo off, and with `keep_lines` False its line editing too (Ctrl+C still
+        interrupts). True when changed; `_restore_tty` puts the original settings back."""
+        try:
+            import termios
+        except ImportError:
+            return False
+        try:
+            fd = sys.stdin.fileno()
+            saved = termios.tcgetattr(fd)
+            quiet: list[Any] = [list(item) if isinstance(item, list) else item for item in saved]
+            lflag: int = quiet[3] & ~termios.ECHO
+            if not keep_lines:
+                lflag &= ~termios.ICANON
+                quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
+            quiet[3] = lflag
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        except (OSError, ValueError, AttributeError, termios.error):
+            return False
+        if self._saved_tty is None:
+            self._saved_tty = saved
         return True
-    await _turn(session, "", renderer, mcp, messages)
-    return True
 
+    @contextlib.contextmanager
+    def _quiet_keyboard(self) -> Iterator[None]:
+        """Echo off while a turn runs, so keys typed ahead do not scribble over the live display. With
+        prompt_toolkit this is the terminal's state all along (see `main`); with plain lines, only during turns."""
+        if self._saved_tty is not None or not self._quiet_tty(keep_lines=True):
+            yield
+            return
+        try:
+            yield
+        finally:
+            self._restore_tty()
 
-async def _compact(session: Session, focus: str) -> None:
-    result = await session.compact_now(focus)
-    print(result.notice if isinstance(result, Compacted) else result)
+    def _restore_tty(self) -> None:
+        saved, self._saved_tty = self._saved_tty, None
+        if saved is None:
+            return
+        with contextlib.suppress(Exception):
+            import termios
 
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
 
-async def ask_in_terminal(request: PermissionRequest) -> Answer:
-    """Show exactly what will happen and take y (once), a (always, scoped) or N."""
-    sys.stdout.write(f"\n{'! outside the workspace: ' if request.outside_workspace else ''}{request.summary}\n")
-    sys.stdout.write(f"  needs permission: {request.reason}\n")
-    if request.always_rules:
-        sys.stdout.write(f"  a = always allow {request.always_rule} for this session\n")
-    sys.stdout.flush()
-    line = await asyncio.to_thread(input, "Allow? [y/a/N] ")
-    answer = line.strip().lower()
-    if answer in ("y", "yes"):
-        return "yes"
-    if answer in ("a", "always"):
-        return "always" if request.always_rules else "yes"
-    return "no"
+    def _drop_typeahead(self) -> None:
+        with contextlib.suppress(Exception):  # best effort: a terminal that refuses is left as it is
+            import termios
+
+            if sys.stdin.isatty():
+                termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+    # ---- helpers for commands ----
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from .render import make_console
+
+            self._console = make_console()
+        return self._console
+
+    def say(self, text: str, style: str = "") -> None:
+        """Print one message for the user (not model output)."""
+        from rich.text import Text
+
+        self.console.print(Text(text, style=style))
+
+    def show_markdown(self, text: str) -> None:
+        from .render import markdown
+
+        self.console.print(markdown(text))
+
+    async def ask(self, question: str) -> str:
+        """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
+        assert self.input is not None
+        try:
+            return await self.input.ask(question)
+        except (PromptInterrupted, EOFError):
+            return ""
+
+    def recap_text(self, title: str) -> str:
+        """`title · N messages` and the last exchange, for a resumed session."""
+        if self.built is None:
+            return title
+        messages = self.built.session.messages
+        lines = [f"{title} · {len(messages)} messages"]
+        last_user = next((m.text for m in reversed(messages) if m.is_user_text and not m.meta), "")
+        last_answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")
+        if last_user:
+            lines.append(f"  you: {_one_line(last_user, 200)}")
+        if last_answer:
+            lines.append(f"  agent: {_one_line(last_answer, 300)}")
+        return "\n".join(lines)
+
+    def recap(self, title: str) -> None:
+        self.say(self.recap_text(title), "dim")
+
+    def skill_tool(self, built: Assembled) -> SkillTool | None:
+        from ..tools.skill import SkillTool
+
+        tool = built.session.tools.get("Skill")
+        return tool if isinstance(tool, SkillTool) else None
+
+    def _complete(self, before_cursor: str) -> list[Candidate]:
+        built = self.built
+        manager = built.mcp.manager if built is not None else None
+        return complete(
+            before_cursor,
+            self.commands.completions(),
+            root=self.cwd,
+            arguments=self.commands.arguments,
+            resource_servers=manager.resource_servers() if manager is not None else (),
+            index=self._file_index,
+        )
 
 
 def run_repl(
@@ -116,68 +515,17 @@ def run_repl(
     permissions: PermissionOptions | None = None,
     resume: Path | None = None,
 ) -> int:
-    with asyncio.Runner() as runner:
-        built = build_session(
-            config,
-            cwd=Path.cwd(),
-            max_turns=max_turns,
-            permissions=permissions,
-            asker=ask_in_terminal,
-            mock_chunk_delay=0.01,
-            resume=resume,
-        )
-        session, provider = built.session, built.provider
-        runner.run(_start(built.mcp))
-        for warning in built.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-
-        def describe(use):  # type: ignore[no-untyped-def]
-            tool = session.tools.get(use.name)
-            return tool.describe_call(use.input) if tool else ""
-
-        renderer = TextRenderer(sys.stdout, sys.stderr, describe)
-        print(f"react-agent-mini · {provider.name}:{provider.model} · /help for commands, Ctrl+D to exit")
-        last_interrupt = 0.0
-        try:
-            while True:
-                try:
-                    line = input("> ")
-                except EOFError:
-                    print()
-                    return 0
-                except KeyboardInterrupt:
-                    now = time.monotonic()
-                    if now - last_interrupt < 1.0:
-                        print()
-                        return 130
-                    last_interrupt = now
-                    print("\n(press Ctrl+C again to exit)")
-                    continue
-                text = line.strip()
-                if not text:
-                    continue
-                if text in ("/exit", "/quit"):
-                    return 0
-                if text == "/clear":
-                    session.clear()
-                    print("conversation cleared")
-                    continue
-                if text == "/help":
-                    print(HELP)
-                    continue
-                if text == "/status":
-                    print(status_report(session, f"{provider.name}:{provider.model}"))
-                    continue
-                if text == "/compact" or text.startswith("/compact "):
-                    runner.run(_compact(session, text.removeprefix("/compact").strip()))
-                    continue
-                if ":" in text.split()[0] and runner.run(_mcp_prompt(session, renderer, built.mcp, text)):
-                    continue
-                if text.startswith("/"):
-                    print(f"unknown command {text.split()[0]}; /help lists the commands")
-                    continue
-                runner.run(_turn(session, line, renderer, built.mcp))
-        finally:
-            runner.run(built.mcp.aclose())
-            runner.run(provider.aclose())
-            built.recorder.close()
+    """Run the REPL until the user leaves; the process exit code."""
+    repl = Repl(config, max_turns=max_turns, permissions=permissions, resume=resume)
+    try:
+        with asyncio.Runner() as runner:
+            return runner.run(repl.main())
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # last resort: one line, never a traceback
+        if os.environ.get("RAM_DEBUG") == "1":
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    finally:
+        repl._restore_tty()

@@ -1,0 +1,430 @@
+"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
+`/exit`/`/quit`, `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
+
+Resolution order: built-in → MCP prompt (a `:` in the name) → skill → unknown. An unknown command is reported
+and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a command,
+and goes to the model as a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from ..events import Compacted
+from ..messages import Message
+from .cost import cost_usd, format_cost
+
+if TYPE_CHECKING:
+    from ..app import Assembled
+    from ..transcript import SessionInfo
+    from .repl import Repl
+
+
+class Builtin(msgspec.Struct, frozen=True):
+    name: str
+    usage: str
+    help: str
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin("/help", "/help", "commands, keys, skills and MCP prompts"),
+    Builtin("/clear", "/clear", "start a new conversation (the old one stays in /resume)"),
+    Builtin("/compact", "/compact [focus]", "summarise the conversation now; your own messages are kept word for word"),
+    Builtin("/status", "/status", "model, context use, tokens and cost, MCP servers, permission mode"),
+    Builtin("/permissions", "/permissions [revoke N|RULE]", "list the rules your “a” answers recorded; revoke one"),
+    Builtin("/memory", "/memory [edit]", "show the memory file (edit: open it in $VISUAL or $EDITOR)"),
+    Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
+    Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
+    Builtin("/exit", "/exit, /quit", "leave (Ctrl+D works too)"),
+    Builtin("/quit", "/quit", "leave"),
+)
+BUILTIN_NAMES = frozenset(b.name for b in BUILTINS)
+
+KEYS_HELP = """keys:
+  Enter                 send
+  Esc Enter / Alt+Enter new line (or end the line with \\); pasted text keeps its lines
+  Tab                   complete /commands, skills, MCP prompts and @paths
+  Up / Down             history (saved across sessions); → takes the grey suggestion
+  Ctrl+C                interrupt the running turn; clear the line; twice on an empty line: exit
+  Ctrl+D                exit
+  @path                 name a file for the agent (@server:uri attaches an MCP resource)"""
+
+INIT_PROMPT = """\
+Write {target_action} for this repository: the file coding agents (and new contributors) read before they work \
+here. {target_note}
+
+1. Explore first, with read-only tools: the README, the build and package files (pyproject.toml, package.json, \
+Cargo.toml, go.mod, Makefile, CI workflows...), the layout of the source and test folders, a few central modules, \
+and any existing agent instructions (AGENTS.md, CLAUDE.md, .cursorrules, .cursor/rules/, \
+.github/copilot-instructions.md) — fold what is still true in them into the result.
+2. Find the exact commands to install dependencies, build, lint, format, type-check, run all tests and run a \
+single test. Take them from the project's files and CI; do not guess them, and do not run the full test suite or \
+anything slow or destructive to check them.
+3. Write concise Markdown with:
+   - one short paragraph on what the project is;
+   - the commands above, in code blocks;
+   - the architecture: the main parts and how a request or data flows through them — what takes reading \
+several files to understand, not what a directory listing shows;
+   - the conventions a newcomer would get wrong: style beyond what the linters enforce, naming, error handling, \
+testing patterns, where new code goes, things never to do.
+   Every line must be true of this repository and useful to someone changing it: no generic advice ("write \
+tests", "handle errors"), no invented sections, no list of every file. Aim for well under 200 lines.
+4. {target_write}
+5. Finish with two or three sentences on what you wrote or changed.{notes}"""
+
+
+def init_prompt(root: Path, notes: str) -> str:
+    """The task `/init` gives the agent: AGENTS.md, or the project's CLAUDE.md when that is what it keeps."""
+    agents, claude = root / "AGENTS.md", root / "CLAUDE.md"
+    if agents.is_file():
+        action, note = "an improved AGENTS.md", "AGENTS.md already exists: improve it rather than start over."
+        write = (
+            "Change AGENTS.md in place with Edit (read it first): keep what is right, fix what is outdated, "
+            "add what is missing."
+        )
+    elif claude.is_file():
+        action, note = (
+            "an improved CLAUDE.md",
+            "This project keeps its agent instructions in CLAUDE.md: improve that file.",
+        )
+        write = (
+            "Change CLAUDE.md in place with Edit (read it first): keep what is right, fix what is outdated, "
+            "add what is missing."
+        )
+    else:
+        action, note = "AGENTS.md", "There is none yet."
+        write = "Create AGENTS.md at the root of the workspace with Write, starting with the heading `# AGENTS.md`."
+    extra = f"\n\nNotes from the user: {notes.strip()}" if notes.strip() else ""
+    return INIT_PROMPT.format(target_action=action, target_note=note, target_write=write, notes=extra)
+
+
+def is_command(line: str) -> bool:
+    """True when `line` is a slash command (not a message that starts with a path)."""
+    if not line.startswith("/"):
+        return False
+    first = line.split(maxsplit=1)[0]
+    return "/" not in first[1:]
+
+
+def ago(seconds: float) -> str:
+    if seconds < 90:
+        return "just now"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min ago"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h ago"
+    return f"{round(seconds / 86400)} days ago"
+
+
+class SlashCommands:
+    """Runs slash commands for a REPL."""
+
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+        self._handlers: dict[str, Callable[[str], Awaitable[bool]]] = {
+            "/help": self.help,
+            "/clear": self.clear,
+            "/compact": self.compact,
+            "/status": self.status,
+            "/permissions": self.permissions,
+            "/memory": self.memory,
+            "/init": self.init,
+            "/resume": self.resume,
+            "/exit": self.exit,
+            "/quit": self.exit,
+        }
+
+    async def run(self, line: str) -> bool:
+        """Run `line` (a slash command); True when the REPL should exit."""
+        name, _, args = line.strip().partition(" ")
+        args = args.strip()
+        handler = self._handlers.get(name)
+        if handler is not None:
+            return await handler(args)
+        if ":" in name:
+            await self.mcp_prompt(name[1:], args)
+            return False
+        built = await self.repl.ready()
+        tool = self.repl.skill_tool(built)
+        found = tool.find(name[1:]) if tool is not None and len(name) > 1 else None
+        if found is not None:
+            await self.skill(found.id, args)
+            return False
+        self.repl.say(f"unknown command {name} — /help lists the commands", "yellow")
+        return False
+
+    # ---- listings (help and completion) ----
+
+    def completions(self) -> list[tuple[str, str]]:
+        """(`/name`, description) of every command: built-ins, then MCP prompts, then skills."""
+        out = [(b.name, b.help) for b in BUILTINS]
+        built = self.repl.built
+        if built is not None:
+            if built.mcp.manager is not None:
+                out += [(f"/{p.command}", p.description or "MCP prompt") for p in built.mcp.manager.prompts()]
+            for skill in built.knowledge.skills:
+                if f"/{skill.id}" not in BUILTIN_NAMES:
+                    out.append((f"/{skill.id}", skill.description or "skill"))
+        return out
+
+    def arguments(self, command: str) -> list[tuple[str, str]]:
+        """Values a command takes, for completion."""
+        built = self.repl.built
+        if built is None:
+            return []
+        if command == "/permissions":
+            return [
+                ("revoke", "forget a recorded rule"),
+                *((rule, "recorded rule") for rule in built.policy.session_rules()),
+            ]
+        if command == "/resume":
+            now = time.time()
+            return [(i.session_id[:12], f"{ago(now - i.modified)} · {i.preview}") for i in self._other_sessions(built)]
+        if command == "/memory":
+            return [("edit", "open it in $VISUAL or $EDITOR")]
+        return []
+
+    # ---- built-ins ----
+
+    async def help(self, args: str) -> bool:
+        lines = ["commands:"]
+        lines += [f"  {b.usage:<30} {b.help}" for b in BUILTINS if b.name != "/quit"]
+        built = self.repl.built
+        if built is not None and built.knowledge.skills:
+            lines.append("skills (/<id> [args] loads the skill and runs it):")
+            lines += [f"  /{s.id:<29} {s.description}" for s in built.knowledge.skills]
+        if built is not None and built.mcp.manager is not None and built.mcp.manager.prompts():
+            lines.append("MCP prompts:")
+            lines += [f"  {p.usage:<30} {p.description}" for p in built.mcp.manager.prompts()]
+        lines.append(KEYS_HELP)
+        self.repl.say("\n".join(lines))
+        return False
+
+    async def clear(self, args: str) -> bool:
+        built = await self.repl.ready()
+        built.new_conversation()
+        self.repl.say("conversation cleared — a new session starts (the previous one is in /resume)", "dim")
+        return False
+
+    async def compact(self, args: str) -> bool:
+        built = await self.repl.ready()
+        self.repl.say("compacting the conversation…", "dim")
+        result = await built.session.compact_now(args)
+        if isinstance(result, Compacted):
+            self.repl.say(result.notice, "dim")
+        elif isinstance(result, str):
+            self.repl.say(result, "dim")
+        return False
+
+    async def status(self, args: str) -> bool:
+        built = await self.repl.ready()
+        self.repl.say(status_report(built))
+        return False
+
+    async def permissions(self, args: str) -> bool:
+        built = await self.repl.ready()
+        policy = built.policy
+        words = args.split(maxsplit=1)
+        if words and words[0] == "revoke":
+            wanted = words[1].strip() if len(words) > 1 else ""
+            rules = policy.session_rules()
+            rule = rules[int(wanted) - 1] if wanted.isdigit() and 0 < int(wanted) <= len(rules) else wanted
+            if rule and policy.revoke(rule):
+                self.repl.say(f"revoked {rule}: such calls will ask again")
+            else:
+                self.repl.say(f"no recorded rule {wanted or '(none given)'}; /permissions lists them", "yellow")
+            return False
+        if words:
+            self.repl.say("usage: /permissions, or /permissions revoke <number|rule>", "yellow")
+            return False
+        lines = [f"permission mode: {policy.mode}"]
+        rules = policy.session_rules()
+        if rules:
+            lines.append("rules recorded by your “a” answers in this session:")
+            lines += [f"  {n}. {rule}" for n, rule in enumerate(rules, 1)]
+            lines.append("revoke one with /permissions revoke <number|rule>")
+        else:
+            lines.append("no rules recorded in this session (answer “a” at a permission prompt to record one)")
+        others = [(kind, rule) for kind, rule in policy.rules.rules() if rule.source != "session"]
+        if others:
+            lines.append("rules from settings files and flags:")
+            lines += [f"  {kind:<5} {rule.text}  ({rule.source})" for kind, rule in others]
+        self.repl.say("\n".join(lines))
+        return False
+
+    async def memory(self, args: str) -> bool:
+        built = await self.repl.ready()
+        memory = built.knowledge.memory
+        path = memory.path
+        shown = _shown_path(path, built.session.context.cwd)
+        if args == "edit":
+            editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+            if not editor:
+                self.repl.say(f"set $EDITOR to edit {shown} from here (or ask the agent to remember something)")
+                return False
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                await asyncio.to_thread(subprocess.run, [*shlex.split(editor), str(path)], check=False)
+            except (OSError, ValueError) as exc:
+                self.repl.say(f"could not start {editor}: {exc}", "red")
+                return False
+            self.repl.say(f"saved {shown}; the agent sees it from the next message", "dim")
+            return False
+        if args:
+            self.repl.say("usage: /memory, or /memory edit", "yellow")
+            return False
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            self.repl.say(
+                f"memory: {shown} (no file yet: the agent writes it when you ask it to remember something; "
+                "/memory edit to write it yourself)"
+            )
+            return False
+        except OSError as exc:
+            self.repl.say(f"memory: {shown}: cannot read it ({exc.strerror or exc})", "red")
+            return False
+        self.repl.say(f"memory: {shown} ({len(text):,} chars)")
+        self.repl.show_markdown(text if text.strip() else "_(empty)_")
+        return False
+
+    async def init(self, args: str) -> bool:
+        built = await self.repl.ready()
+        await self.repl.turn(init_prompt(built.session.context.cwd, args))
+        return False
+
+    async def resume(self, args: str) -> bool:
+        built = await self.repl.ready()
+        sessions = self._other_sessions(built)
+        if not sessions:
+            self.repl.say("no other saved sessions in this directory")
+            return False
+        choice = args
+        if not choice:
+            now = time.time()
+            lines = ["saved sessions of this directory, newest first:"]
+            for number, info in enumerate(sessions[:20], 1):
+                lines.append(
+                    f"  {number:2d}. {info.session_id[:12]}  {ago(now - info.modified):<12} "
+                    f"{info.messages:4d} messages  {info.preview}"
+                )
+            self.repl.say("\n".join(lines))
+            choice = (await self.repl.ask("Resume which session? [number or id, Enter to cancel] ")).strip()
+            if not choice:
+                return False
+        if choice.isdigit() and 0 < int(choice) <= len(sessions):
+            picked = sessions[int(choice) - 1]
+        else:
+            matches = [i for i in sessions if i.session_id.startswith(choice)]
+            if len(matches) != 1:
+                self.repl.say(f"no single saved session matches {choice!r}", "yellow")
+                return False
+            picked = matches[0]
+        try:
+            warnings = built.switch_to(picked.path)
+        except OSError as exc:
+            self.repl.say(f"could not resume {picked.session_id[:12]}: {exc}", "red")
+            return False
+        for warning in warnings:
+            self.repl.say(f"warning: {warning}", "yellow")
+        self.repl.recap(f"resumed session {picked.session_id[:12]}")
+        return False
+
+    async def exit(self, args: str) -> bool:
+        return True
+
+    # ---- skills and MCP prompts ----
+
+    async def skill(self, skill_id: str, args: str) -> None:
+        built = await self.repl.ready()
+        tool = self.repl.skill_tool(built)
+        if tool is None:
+            return
+        output = tool.load(skill_id, args or None)
+        if output.is_error or not output.after:
+            self.repl.say(output.content, "red")
+            return
+        self.repl.say(f"loaded skill {skill_id}", "dim")
+        await self.repl.turn(args, inject=[Message("user", tuple(output.after), meta=True)])
+
+    async def mcp_prompt(self, command: str, args: str) -> None:
+        built = await self.repl.ready()
+        manager = built.mcp.manager
+        if manager is None:
+            self.repl.say(f"unknown command /{command} — no MCP servers are configured (.mcp.json)", "yellow")
+            return
+        await self.repl.join_mcp(built)
+        server, _, name = command.partition(":")
+        known = [p.command for p in manager.prompts()]
+        if command not in known:
+            listing = ", ".join(f"/{c}" for c in known) or "none (the servers offer no prompts)"
+            self.repl.say(f"unknown MCP prompt /{command}; available: {listing}", "yellow")
+            return
+        try:
+            messages = await manager.run_prompt(server, name, args)
+        except Exception as exc:  # an MCP failure is one line, never the end of the session
+            self.repl.say(f"MCP prompt failed: {exc}", "red")
+            return
+        if not messages:
+            self.repl.say(f"/{command} returned nothing to send", "yellow")
+            return
+        await self.repl.turn("", inject=messages)
+
+    def _other_sessions(self, built: Assembled) -> list[SessionInfo]:
+        from .. import transcript
+
+        current = built.session.session_id
+        return [i for i in transcript.list_sessions(built.session.context.cwd) if i.session_id != current]
+
+
+def _shown_path(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def status_report(built: Assembled) -> str:
+    """What `/status` prints."""
+    session, provider = built.session, built.provider
+    reading = session.context_reading()
+    usage = session.totals.usage
+    cost = cost_usd(provider.model, usage)
+    estimated = ", estimated" if reading.estimated else ""
+    lines = [
+        f"model        {provider.name}:{provider.model}",
+        f"context      ~{reading.tokens:,} of {reading.window:,} tokens (~{reading.percent}%{estimated})",
+        f"tokens       {usage.total_input_tokens:,} in ({usage.cache_read_input_tokens:,} from cache, "
+        f"{usage.cache_creation_input_tokens:,} written to cache) · {usage.output_tokens:,} out · "
+        f"{session.totals.model_calls} model calls",
+        "cost         "
+        + (f"{format_cost(cost)} at list price" if cost is not None else f"no price known for {provider.model}"),
+        f"permissions  {built.policy.mode} mode · {len(built.policy.session_rules())} rule(s) recorded this session",
+        "MCP          " + _mcp_status(built),
+        f"session      {session.session_id} · {len(session.messages)} messages · {session.context.cwd}",
+    ]
+    return "\n".join(lines)
+
+
+def _mcp_status(built: Assembled) -> str:
+    manager = built.mcp.manager
+    if manager is None:
+        return "no servers configured"
+    parts = []
+    for server in manager.status():
+        if server.state == "connected":
+            parts.append(f"{server.name} connected ({len(server.tools)} tools)")
+        elif server.detail:
+            parts.append(f"{server.name} {server.state}: {server.detail}")
+        else:
+            parts.append(f"{server.name} {server.state}")
+    return "; ".join(parts)
