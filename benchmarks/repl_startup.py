@@ -3,10 +3,12 @@
 `ram` with no task runs in a real pseudo-terminal (120×40) whose cursor-position requests are answered as a
 terminal emulator does. Measured over N runs each (after one discarded warm-up run):
 
-* launch → prompt ready: until the input line's placeholder is drawn, i.e. keys typed now are edited in the
-  prompt (target ≤ 300 ms median);
-* launch → first request: `hello` is typed as soon as the prompt is up; until that request reaches the loopback
-  fake LLM server (the session is built in the background meanwhile, so this is not prompt + build);
+* launch → prompt ready: until the idle prompt is drawn (target ≤ 300 ms median). `ram` draws it before it
+  imports prompt_toolkit and asyncio, with the keyboard's echo off, so keys typed from then on wait in the
+  terminal and land in the prompt as typed (see `src/react_agent_mini/ui/early.py`);
+* launch → typed keys shown: `hello` is typed as soon as the prompt is drawn; until prompt_toolkit shows it;
+* launch → first request: then Enter; until that request reaches the loopback fake LLM server (the session is
+  built in the background meanwhile, so this is not prompt + build);
 * the same with the offline demo model (`QUERY_MOCK=1`), until its answer is on the screen.
 
 Figures only, no pass/fail: shared machines are noisy, so compare medians and minimums, not single runs.
@@ -60,17 +62,23 @@ class Launch:
         while marker not in self.out:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{marker!r} did not appear: {self.out[-300:]!r}")
-            ready, _, _ = select.select([self.fd], [], [], 0.05)
-            if not ready:
-                continue
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError as exc:
-                raise TimeoutError(f"the agent exited before {marker!r}: {self.out[-300:]!r}") from exc
-            if CPR_REQUEST in data:
-                os.write(self.fd, CPR_ANSWER * data.count(CPR_REQUEST))
-            self.out += data
+            if not self.pump(0.05):
+                raise TimeoutError(f"the agent exited before {marker!r}: {self.out[-300:]!r}")
         return time.monotonic() - self.t0
+
+    def pump(self, wait: float) -> bool:
+        """Read what arrives within `wait` seconds, answering cursor-position requests; False once it exited."""
+        ready, _, _ = select.select([self.fd], [], [], wait)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:
+            return False
+        if CPR_REQUEST in data:
+            os.write(self.fd, CPR_ANSWER * data.count(CPR_REQUEST))
+        self.out += data
+        return bool(data)
 
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
@@ -84,14 +92,18 @@ class Launch:
         os.close(self.fd)
 
 
-def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[list[float], list[float], list[float], str]:
-    """(prompt ready, first request, mock answer on screen) samples, and the first failure if any."""
+Samples = list[float]
+
+
+def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[Samples, Samples, Samples, Samples, str]:
+    """(prompt ready, keys shown, first request, mock answer on screen) samples, and the first failure if any."""
     argv = ram_command()
     if len(argv) > 1:  # `python -m react_agent_mini`: execve needs the interpreter's path first
         argv = [sys.executable, *argv[1:]]
     fake_env = clean_env({"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.openai_base_url})
     mock_env = clean_env({"QUERY_MOCK": "1"})
     ready: list[float] = []
+    echoed: list[float] = []
     first: list[float] = []
     mock: list[float] = []
     failure = ""
@@ -101,14 +113,17 @@ def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[list[float], li
         launch = Launch(argv, fake_env, cwd)
         try:
             up = launch.wait_for(PLACEHOLDER)
-            launch.type("hello\r")
+            launch.type("hello")
+            shown = launch.wait_for(b"hello")
+            launch.type("\r")
             deadline = time.monotonic() + 30
             while len(server.requests) == seen and time.monotonic() < deadline:
-                time.sleep(0.002)
+                launch.pump(0.002)  # a terminal answers prompt_toolkit's cursor-position requests meanwhile
             if len(server.requests) == seen:
                 raise TimeoutError("no request reached the fake server")
             if i > 0:
                 ready.append(up)
+                echoed.append(shown)
                 first.append(server.requests[seen].received_at - launch.t0)
         except TimeoutError as exc:
             failure = failure or str(exc)
@@ -125,7 +140,7 @@ def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[list[float], li
             failure = failure or str(exc)
         finally:
             launch.close()
-    return ready, first, mock, failure
+    return ready, echoed, first, mock, failure
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,12 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = max(1, args.runs)
     with tempfile.TemporaryDirectory(prefix="ram-bench-") as cwd, FakeLLMServer(api_key=API_KEY) as server:
-        ready, first, mock, failure = measure(server, runs, cwd)
+        ready, echoed, first, mock, failure = measure(server, runs, cwd)
     version = sys.version.split()[0]
     print(f"repl startup: {' '.join(ram_command())} in a pty  (python {version}, {runs} runs + 1 warm-up)")
     print()
     print(line("launch → prompt ready", ready, READY_TARGET))
-    print(line("launch → first request", first, "'hello' typed when the prompt is up"))
+    print(line("launch → typed keys shown", echoed, "'hello' typed when the prompt is drawn"))
+    print(line("launch → first request", first, "Enter pressed when it shows"))
     print(line("launch → mock answer on screen", mock, "'echo ping', offline demo model"))
     if failure:
         print(f"  ! some runs failed: {failure}")

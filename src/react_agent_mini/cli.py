@@ -179,9 +179,17 @@ def _run(args: argparse.Namespace) -> int:
         return resume
     trace("cli.start", mode=mode, provider=config.kind)
     if mode == "repl":
+        from pathlib import Path
+
+        from .ui import early
+
+        interactive = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+        frame = early.draw(f"{config.kind}:{config.model}", Path.cwd().resolve(), __version__, interactive=interactive)
         from .ui.repl import run_repl
 
-        return run_repl(config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume)
+        return run_repl(
+            config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume, early=frame
+        )
     return _run_task(config, task, args, resume)
 
 

@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .completion import Candidate
-
-PROMPT = "> "
-PLACEHOLDER = "Type a task, or /help · Esc+Enter for a new line"
+from .early import PLACEHOLDER, PROMPT
 
 
 class PromptInterrupted(Exception):
@@ -60,7 +58,12 @@ def history_path() -> Path:
 class PromptInput:
     """prompt_toolkit input with history, completion and the key bindings above."""
 
-    def __init__(self, complete: Callable[[str], Sequence[Candidate]], on_first_render: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        complete: Callable[[str], Sequence[Candidate]],
+        on_first_render: Callable[[], None],
+        before_draw: Callable[[], None] = lambda: None,
+    ) -> None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
         from prompt_toolkit.completion import Completer, Completion, ThreadedCompleter
@@ -135,6 +138,7 @@ class PromptInput:
                 event.app.exit(exception=PromptInterrupted())
 
         self._on_first_render = on_first_render
+        self._before_draw = before_draw
         self._session: Any = PromptSession(
             history=history,
             completer=ThreadedCompleter(_Completer()),
@@ -167,10 +171,12 @@ class PromptInput:
         self._on_first_render()
 
     async def read(self) -> str:
+        self._before_draw()
         text: str = await self._session.prompt_async([("class:prompt", PROMPT)], handle_sigint=False)
         return text
 
     async def ask(self, question: str) -> str:
+        self._before_draw()
         text: str = await self._asker.prompt_async([("class:question", question)], handle_sigint=False)
         return text
 
@@ -263,12 +269,18 @@ def _write_raw(text: str) -> None:
     sys.stdout.flush()
 
 
-def make_input(complete: Callable[[str], Sequence[Candidate]], on_first_render: Callable[[], None]) -> Input:
-    """prompt_toolkit when stdin and stdout are terminals and it starts; else plain lines."""
+def make_input(
+    complete: Callable[[str], Sequence[Candidate]],
+    on_first_render: Callable[[], None],
+    before_draw: Callable[[], None] = lambda: None,
+) -> Input:
+    """prompt_toolkit when stdin and stdout are terminals and it starts; else plain lines. `before_draw` runs
+    before the first prompt is drawn (it clears the idle prompt `early.py` put up)."""
     if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
         try:
-            return PromptInput(complete, on_first_render)
+            return PromptInput(complete, on_first_render, before_draw)
         except Exception:  # no usable terminal after all: plain lines still work
             pass
+    before_draw()
     on_first_render()
     return LineInput()

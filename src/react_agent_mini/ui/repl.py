@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ..messages import Message, ToolUseBlock
     from ..permissions.policy import Answer, PermissionRequest
     from ..tools.skill import SkillTool
+    from .early import EarlyFrame
     from .permission_prompt import PermissionPrompt
     from .render import TurnView
 
@@ -64,8 +65,11 @@ class Repl:
         max_turns: int = 20,
         permissions: PermissionOptions | None = None,
         resume: Path | None = None,
+        early: EarlyFrame | None = None,
     ) -> None:
         self.config = config
+        self.early = early
+        """The banner and idle prompt `ram` drew before this module was imported (see `early.py`)."""
         self.max_turns = max_turns
         self.permissions = permissions
         self.resume = resume
@@ -92,8 +96,11 @@ class Repl:
 
     async def main(self) -> int:
         loop = asyncio.get_running_loop()
-        self._banner()
-        self.input = make_input(self._complete, self._start_build)
+        if self.early is None:
+            self._banner()
+        else:
+            self._saved_tty = self.early.saved_tty
+        self.input = make_input(self._complete, self._start_build, self._hand_over)
         if not isinstance(self.input, LineInput):
             # Between prompts the terminal stays without echo and line editing, so whatever is typed while a turn
             # runs (Ctrl+D included) reaches the next prompt as typed; prompt_toolkit sets raw mode over this.
@@ -111,16 +118,9 @@ class Repl:
             await self._close()
 
     def _banner(self) -> None:
-        home = str(Path.home())
-        where = str(self.cwd)
-        where = "~" + where[len(home) :] if where == home or where.startswith(home + os.sep) else where
-        name = f"{self.config.kind}:{self.config.model}"
-        first = f"react-agent-mini {__version__} · {name} · {where}"
-        second = "/help for commands · Esc+Enter for a new line · Ctrl+C interrupts · Ctrl+D exits"
-        if sys.stdout.isatty():
-            first, second = f"\x1b[1m{first}\x1b[0m", f"\x1b[2m{second}\x1b[0m"
-        sys.stdout.write(f"{first}\n{second}\n\n")
-        sys.stdout.flush()
+        from .early import draw
+
+        self.early = draw(f"{self.config.kind}:{self.config.model}", self.cwd, __version__, interactive=False)
 
     def _start_build(self) -> None:
         if self._build_task is None:
@@ -184,6 +184,10 @@ class Repl:
         built.recorder.close()
         if built.session.messages:
             self.say("resume this conversation with: ram --continue", "dim")
+
+    def _hand_over(self) -> None:
+        if self.early is not None:
+            self.early.hand_over()
 
     # ---- the loop ----
 
@@ -404,8 +408,9 @@ class Repl:
             saved = termios.tcgetattr(fd)
             quiet: list[Any] = [list(item) if isinstance(item, list) else item for item in saved]
             lflag: int = quiet[3] & ~termios.ECHO
-            if not keep_lines:
+            if not keep_lines:  # as prompt_toolkit's raw mode, so keys typed ahead reach it as typed (see early.py)
                 lflag &= ~termios.ICANON
+                quiet[0] &= ~termios.ICRNL
                 quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
             quiet[3] = lflag
             termios.tcsetattr(fd, termios.TCSANOW, quiet)
@@ -514,9 +519,10 @@ def run_repl(
     max_turns: int = 20,
     permissions: PermissionOptions | None = None,
     resume: Path | None = None,
+    early: EarlyFrame | None = None,
 ) -> int:
-    """Run the REPL until the user leaves; the process exit code."""
-    repl = Repl(config, max_turns=max_turns, permissions=permissions, resume=resume)
+    """Run the REPL until the user leaves; the process exit code. `early`: the first frame `ram` already drew."""
+    repl = Repl(config, max_turns=max_turns, permissions=permissions, resume=resume, early=early)
     try:
         with asyncio.Runner() as runner:
             return runner.run(repl.main())
