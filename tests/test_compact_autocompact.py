@@ -318,6 +318,22 @@ async def test_compact_now_ignores_switches_and_threshold_and_uses_the_focus() -
     assert record["summarized_messages"] == result.summarized_messages and "focus" in record
 
 
+async def test_compact_now_summarises_a_short_conversation_up_to_its_last_turn() -> None:
+    history = turn(0) + turn(1)  # far below the window: an automatic summary would keep it all
+    big = config(window_tokens=1_000_000)
+    auto = await maybe_autocompact(
+        history, 10**7, config=big, state=AutoCompactState(), summarize=ScriptedSummarizer("s")
+    )
+    assert auto.outcome == "nothing_to_compact"
+    result = await compact_now(history, config=big, state=AutoCompactState(), summarize=ScriptedSummarizer("s"))
+    assert result.outcome == "success" and result.messages is not None
+    assert result.summarized_messages == 4 and result.tail_messages == 4
+    assert list(result.messages[-4:]) == turn(1)  # the last turn stays verbatim
+    assert [m.text for m in user_typed(result.messages)] == [turn(0)[0].text, turn(1)[0].text]
+    single = await compact_now(turn(0), config=big, state=AutoCompactState(), summarize=ScriptedSummarizer("s"))
+    assert single.outcome == "nothing_to_compact"  # one turn: nothing before it
+
+
 async def test_a_failed_compact_now_does_not_count_toward_the_breaker() -> None:
     state = AutoCompactState()
     result = await compact_now(session(8), config=config(), state=state, summarize=ScriptedSummarizer(ValueError()))

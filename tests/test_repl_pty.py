@@ -425,3 +425,55 @@ def test_plain_lines_when_the_output_is_not_a_terminal(fake_llm: FakeLLMServer, 
     assert "plain answer" in text and "1 model calls" in text
     assert "\x1b[" not in text and "Traceback" not in text
     assert sent(fake_llm) == [{"role": "user", "content": "hello"}]
+
+
+def test_a_working_session_then_exit_and_continue(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """The issue's "done when": edits, a denied command, an interrupt and a /compact, then exit and
+    `ram --continue` — the conversation picks up where it left off, with a valid history."""
+    (tmp_path / "notes.txt").write_text("draft\n")
+    story = "Once upon a time " + "there was a very long story, " * 60 + "the end."
+    fake_llm.enqueue(
+        Reply(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]),
+        Reply(tool_calls=[ToolCall("Edit", {"file_path": "notes.txt", "old_string": "draft", "new_string": "final"})]),
+        Reply(text="Edited notes.txt."),
+        Reply(tool_calls=[ToolCall("Bash", {"command": "rm notes.txt"})]),  # denied: the turn ends
+        Reply(text=story, chunk_size=4, delay=0.03),  # interrupted
+        Reply(text="SUMMARY: notes.txt now says final; the user refused to delete it."),  # /compact
+    )
+    with ram_term(fake_llm, tmp_path) as term:
+        term.prompt()
+        term.line("finalise the notes")
+        term.expect("Allow? [y/a/N]")
+        term.line("y")
+        term.expect("Edited notes.txt.")
+        term.prompt()
+        term.line("now delete them")
+        assert "$ rm notes.txt" in term.expect("Allow? [y/a/N]")
+        term.line("n")
+        term.expect("out tokens")
+        term.prompt()
+        term.line("tell a story")
+        term.expect("Once upon a time")
+        term.send("\x03")
+        term.expect("Interrupted")
+        term.prompt()
+        term.line("/compact")
+        term.expect("Compacted the conversation")
+        term.prompt()
+        term.send("\x04")
+        assert term.wait() == 0
+        assert "ram --continue" in term.text
+    assert (tmp_path / "notes.txt").read_text() == "final\n"
+    fake_llm.enqueue(Reply(text="Picking up: the notes are final."))
+    with ram_term(fake_llm, tmp_path, "--continue") as term:
+        term.expect("resumed session")
+        term.prompt()
+        term.line("where were we?")
+        term.expect("Picking up: the notes are final.")
+        term.send("\x04")
+        assert term.wait() == 0
+    resumed = json.dumps(sent(fake_llm))
+    assert "SUMMARY: notes.txt now says final" in resumed  # the summary the /compact wrote
+    for typed in ("finalise the notes", "now delete them", "tell a story", "where were we?"):
+        assert typed in resumed  # every message the user typed, word for word
+    assert "the end." not in resumed  # the interrupted answer never joined the history

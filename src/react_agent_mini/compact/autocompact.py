@@ -356,10 +356,13 @@ async def compact_now(
 ) -> AutoCompactResult:
     """`/compact [focus]`: summarise now, whatever the switches, the threshold or the breaker say (the user asked).
 
-    A failure is reported, not counted toward the breaker; a success closes it again.
+    Everything before the last turn is summarised, however small (as Claude Code's `/compact` does; an automatic
+    summary keeps a tail of `tail_percent` of the window instead). A failure is reported, not counted toward the
+    breaker; a success closes it again.
     """
     if used_tokens is None:
         used_tokens = base_tokens + sum(estimate_message_tokens(m) for m in history)
+    config = msgspec.structs.replace(config, tail_percent=0)
     return await _compact(history, used_tokens, "manual", focus, config, state, summarize, context, base_tokens)
 
 
