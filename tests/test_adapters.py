@@ -9,6 +9,7 @@ import msgspec
 
 from react_agent_mini.events import ModelResponse, TextDelta, ThinkingDelta
 from react_agent_mini.messages import (
+    ImageData,
     Message,
     RedactedThinkingBlock,
     TextBlock,
@@ -16,6 +17,8 @@ from react_agent_mini.messages import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    block_from_dict,
+    block_to_dict,
     user_text,
 )
 from react_agent_mini.providers.anthropic import (
@@ -168,6 +171,22 @@ def test_anthropic_messages_cache_the_tail_and_keep_thinking() -> None:
     assert wire[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert sum("cache_control" in b for m in wire for b in m["content"]) == 1
     assert wire[-1]["content"][-1]["is_error"] is True
+
+
+def test_images_in_tool_results_go_to_anthropic_and_round_trip() -> None:
+    image = ImageData("image/png", "iVBORw0KGgo=")
+    result = ToolResultBlock("call_9", "[image: image/png, 8 bytes]", images=(image,))
+    wire = to_anthropic_messages([Message("user", (result,))], cache_tail=False)
+    assert wire[0]["content"][0]["content"] == [
+        {"type": "text", "text": "[image: image/png, 8 bytes]"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+    ]
+    assert block_from_dict(block_to_dict(result)) == result  # transcripts keep the image
+    assert to_openai_messages("", [Message("user", (result,))])[0] == {
+        "role": "tool",
+        "tool_call_id": "call_9",
+        "content": "[image: image/png, 8 bytes]",
+    }
 
 
 def test_anthropic_drops_what_the_api_would_reject() -> None:

@@ -6,8 +6,11 @@ streamable HTTP on 127.0.0.1; the model sees their tools, calls them, and gets t
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
+
+import pytest
 
 from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from .fakes.mcp_servers import support
@@ -50,6 +53,29 @@ def test_headless_run_with_three_real_servers(fake_llm: FakeLLMServer, tmp_path:
     assert "Asia/Tokyo" in results[0]
     assert "hello over stdio" in results[1]
     assert "42" in results[2]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_an_image_reaches_the_model_where_the_provider_takes_images(
+    fake_llm: FakeLLMServer, tmp_path: Path, provider: str
+) -> None:
+    config = {"mcpServers": {"everything": {"command": support.node(), "args": [support.everything_js(), "stdio"]}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("mcp__everything__get-tiny-image", {})]), Reply(text="a tiny image"))
+    proc = ram("--allowed-tools", "mcp__everything", "show me", env=env_for(provider, fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    messages = fake_llm.requests[-1].body["messages"]
+    if provider == "anthropic":  # a tool_result with a text part and an image part
+        result = messages[-1]["content"][0]
+        assert result["type"] == "tool_result" and isinstance(result["content"], list)
+        text, image = result["content"][0], result["content"][-1]
+        assert text["type"] == "text" and "[image: image/png" in text["text"]
+        assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+        assert base64.b64decode(image["source"]["data"]).startswith(b"\x89PNG")
+    else:  # Chat Completions takes no images in tool messages: the placeholder line only
+        result = next(m for m in messages if m["role"] == "tool")
+        assert isinstance(result["content"], str) and "[image: image/png" in result["content"]
+        assert "iVBOR" not in json.dumps(messages)
 
 
 def test_a_dead_server_costs_one_warning_line(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

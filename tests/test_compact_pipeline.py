@@ -21,7 +21,7 @@ from react_agent_mini.compact.pipeline import (
 )
 from react_agent_mini.events import Terminal
 from react_agent_mini.loop import QueryDeps, QueryParams, query, whole_result_ids
-from react_agent_mini.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from react_agent_mini.messages import ImageData, Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
 from react_agent_mini.tools.echo import EchoTool
 from react_agent_mini.tools.read import ReadArgs, ReadTool
@@ -378,6 +378,15 @@ def test_compactable_tools_are_cleared(name: str) -> None:
     assert results(microcompact_messages(history, opts(threshold_chars=0, micro_keep_recent=1)))[0].content == (
         f"[Old tool result content cleared] tool={name} p"
     )
+
+
+def test_clearing_an_image_result_drops_its_images_and_they_count_toward_the_estimate() -> None:
+    image = ImageData("image/png", "iVBORw0KGgo=")
+    old = Message("user", (ToolResultBlock("old", "[image: image/png, 8 bytes]", images=(image,)),))
+    history = [U("q"), A(ToolUseBlock("old", "mcp__shots__take", {})), old, *tool_turn("new", "n", name="mcp__x")]
+    assert estimate_outbound_chars(history) > 6400  # an image weighs its ~1,600 tokens, though its text is short
+    cleared = results(microcompact_messages(history, opts(threshold_chars=0, micro_keep_recent=1)))[0]
+    assert cleared.content == "[Old tool result content cleared] tool=mcp__shots__take" and cleared.images == ()
 
 
 @pytest.mark.parametrize("name", ["Echo", "Skill", "Agent", "mcp_single", "MCP__x", "Reader", "read", "bash"])

@@ -8,6 +8,7 @@ One manager serves the whole module (starting six servers per test would take mo
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
@@ -178,11 +179,14 @@ async def test_everything_over_stdio_and_http(fleet: McpManager, ctx: ToolContex
     assert not is_error and "5" in text
 
 
-async def test_image_becomes_a_placeholder_line(fleet: McpManager, ctx: ToolContext) -> None:
-    text, is_error = await run(fleet, "mcp__everything__get-tiny-image", ctx)
-    assert not is_error
-    assert re.search(r"^\[image: image/png, [1-9]\d* bytes\]$", text, re.MULTILINE)
-    assert "iVBOR" not in text  # the base64 never reaches the model
+async def test_an_image_is_a_placeholder_line_and_an_image(fleet: McpManager, ctx: ToolContext) -> None:
+    t = next(t for t in fleet.tools() if t.name == "mcp__everything__get-tiny-image")
+    output = await t.call(t.validate({}), ctx)
+    assert not output.is_error
+    assert re.search(r"^\[image: image/png, [1-9]\d* bytes\]$", output.content, re.MULTILINE)
+    assert "iVBOR" not in output.content  # the base64 never reaches the model as text
+    assert [i.media_type for i in output.images] == ["image/png"]
+    assert base64.b64decode(output.images[0].data).startswith(b"\x89PNG")
     assert await run(fleet, "mcp__toolbox__picture", ctx) == (f"see below\n[image: image/png, {len(PNG)} bytes]", False)
 
 

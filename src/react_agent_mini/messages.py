@@ -37,16 +37,28 @@ class ToolUseBlock(msgspec.Struct, frozen=True):
     error instead of running the tool. Not part of the wire format."""
 
 
+class ImageData(msgspec.Struct, frozen=True):
+    """An image a tool returned (e.g. an MCP server's screenshot), base64-encoded."""
+
+    media_type: str
+    """`image/png`, `image/jpeg`, `image/gif` or `image/webp`."""
+    data: str
+    """The image, base64."""
+
+
 class ToolResultBlock(msgspec.Struct, frozen=True):
     """The answer to one tool_use, sent back to the model in a user message."""
 
     tool_use_id: str
     """The `id` of the tool_use this answers."""
     content: str
-    """What the model reads: output, or an error it can act on."""
+    """What the model reads: output, or an error it can act on. For each image it names it in a placeholder line,
+    which is all a provider without images in tool results (the OpenAI-compatible ones) gets."""
     is_error: bool = False
     """True when the call failed, was denied, skipped or invalid."""
     type: Literal["tool_result"] = "tool_result"
+    images: tuple[ImageData, ...] = ()
+    """Images sent after the text where the provider takes them (Anthropic); compaction drops them with the text."""
 
 
 class ThinkingBlock(msgspec.Struct, frozen=True):
@@ -164,8 +176,10 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
             return {"type": "text", "text": text}
         case ToolUseBlock(id=id_, name=name, input=input_):
             return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
-        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error):
+        case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error, images=images):
             out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid, "content": content}
+            if images:
+                out["content"] = [{"type": "text", "text": content}, *(image_to_dict(i) for i in images)]
             if is_error:
                 out["is_error"] = True
             return out
@@ -183,12 +197,33 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
     if kind == "tool_use":
         return ToolUseBlock(str(raw["id"]), str(raw["name"]), dict(raw.get("input") or {}))
     if kind == "tool_result":
-        return ToolResultBlock(str(raw["tool_use_id"]), str(raw.get("content", "")), bool(raw.get("is_error")))
+        content = raw.get("content", "")
+        images: tuple[ImageData, ...] = ()
+        if isinstance(content, list):  # text and image parts
+            text = "\n".join(
+                str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+            )
+            images = tuple(image_from_dict(p) for p in content if isinstance(p, Mapping) and p.get("type") == "image")
+            content = text
+        return ToolResultBlock(str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images)
     if kind == "thinking":
         return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")))
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(str(raw["data"]))
     raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def image_to_dict(image: ImageData) -> dict[str, Any]:
+    """Anthropic's image block."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+
+
+def image_from_dict(raw: Mapping[str, Any]) -> ImageData:
+    """Inverse of `image_to_dict`."""
+    source = raw.get("source")
+    if not isinstance(source, Mapping):
+        raise ValueError("an image block without a source")
+    return ImageData(str(source.get("media_type", "")), str(source.get("data", "")))
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

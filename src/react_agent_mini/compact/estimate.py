@@ -98,12 +98,16 @@ def json_chars(value: Any) -> int:
     return len(data) if data.isascii() else utf16_len(data.decode())
 
 
+IMAGE_CHARS = 6400
+"""An image counted as the characters of its ~1,600 tokens (see `tokens.IMAGE_TOKENS`); the seed had no images."""
+
+
 def block_chars(block: ContentBlock) -> int:
     """One block's share of the estimate."""
     if isinstance(block, TextBlock):
         return utf16_len(block.text)
     if isinstance(block, ToolResultBlock):
-        return utf16_len(block.content)
+        return utf16_len(block.content) + IMAGE_CHARS * len(block.images)
     if isinstance(block, ToolUseBlock):
         return utf16_len(block.name) + json_chars(block.input)
     return 0

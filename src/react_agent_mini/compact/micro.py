@@ -37,7 +37,7 @@ def clearable(block: ToolResultBlock, uses: dict[str, ToolUseBlock], min_chars: 
     tool_use = uses.get(block.tool_use_id)
     if tool_use is None or not is_compactable(tool_use.name):
         return None
-    if utf16_len(block.content) <= min_chars or block.content == placeholder(tool_use):
+    if block.content == placeholder(tool_use) or (utf16_len(block.content) <= min_chars and not block.images):
         return None
     return tool_use
 
@@ -85,7 +85,7 @@ def _clear(
 
     def clear(block: ToolResultBlock) -> ToolResultBlock | None:
         tool_use = targets.get(id(block))
-        return None if tool_use is None else msgspec.structs.replace(block, content=placeholder(tool_use))
+        return None if tool_use is None else msgspec.structs.replace(block, content=placeholder(tool_use), images=())
 
     out, replaced = replace_tool_results(messages, clear)
     if not replaced:

@@ -105,6 +105,11 @@ TOOL_BLOCK_OVERHEAD_TOKENS = 8
 """Call id, type and framing around each tool call and tool result."""
 
 
+IMAGE_TOKENS = 1600
+"""An image's share of a request: Anthropic bills width × height / 750 tokens and scales images down to about
+1.15 megapixels, so ~1,600 tokens is the most one costs (we do not decode images to measure them)."""
+
+
 def estimate_message_tokens(message: Message) -> int:
     """Estimated tokens one message adds to a request (computed once per message: messages never change)."""
     return _tokens_memo(message, _message_tokens)
@@ -116,7 +121,7 @@ def _message_tokens(message: Message) -> int:
         if isinstance(block, TextBlock):
             total += estimate_tokens(block.text)
         elif isinstance(block, ToolResultBlock):
-            total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.content)
+            total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.content) + IMAGE_TOKENS * len(block.images)
         elif isinstance(block, ToolUseBlock):
             # JSON is mostly keys, quotes and short values: about a third of a token per character (measured).
             total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.name) + json_chars(dict(block.input)) // 3

@@ -5,8 +5,9 @@ characters (OpenAI's `^[A-Za-z0-9_-]{1,64}$`; Anthropic's is the same). Two tool
 name get `_2`, `_3`, ... in the order they are handed out (servers in config order, tools in listing order),
 so the same configuration always yields the same names. The server's input schema goes to the model as-is;
 `readOnlyHint: true` makes a tool read-only (no permission prompt, may run in parallel); everything else goes
-through the permission policy. Tool results are text: images and audio become a placeholder line, since a
-tool_result here is a string.
+through the permission policy. Tool results are text plus images: every image is named in a placeholder line
+and, when it is a format the providers take (PNG, JPEG, GIF, WebP) and at most 5 MB, also sent as an image where
+the provider accepts images in tool results (Anthropic); audio becomes a placeholder line.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..messages import ImageData
 from ..tools.base import ToolContext, ToolInputError, ToolOutput
 from . import McpError
 
@@ -28,6 +30,11 @@ MAX_NAME = 64
 MAX_DESCRIPTION = 2048
 """Characters of a server's tool description offered to the model (Claude Code's cap too)."""
 MAX_RESULT_CHARS = 100_000
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""Anthropic's limit for one image."""
+MAX_IMAGES = 20
+"""Images kept from one result (more are only named)."""
 """Characters of one result kept (≈25k tokens, Claude Code's MCP output default); the rest is cut with a note."""
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -133,8 +140,8 @@ def _one_line(text: str, limit: int = 60) -> str:
 
 
 def render_tool_result(result: mcp_types.CallToolResult) -> ToolOutput:
-    """A tools/call result as a tool output: every content block as text, the structured content when no block
-    is text, `isError` kept."""
+    """A tools/call result as a tool output: every content block as text (images also as images), the
+    structured content when no block is text, `isError` kept."""
     parts = [render_block(block) for block in result.content]
     structured = result.structured_content
     if structured is not None and not _has_text(result.content):
@@ -142,7 +149,21 @@ def render_tool_result(result: mcp_types.CallToolResult) -> ToolOutput:
     text = "\n".join(p for p in parts if p)
     if not text:
         text = "The MCP tool reported an error without details." if result.is_error else "(no content)"
-    return ToolOutput(cap_text(text), is_error=result.is_error)
+    images = tuple(image for block in result.content if (image := sendable_image(block)) is not None)
+    return ToolOutput(cap_text(text), is_error=result.is_error, images=images[:MAX_IMAGES])
+
+
+def sendable_image(block: mcp_types.ContentBlock) -> ImageData | None:
+    """An image block the model can be shown: a format the providers take, valid base64, at most 5 MB."""
+    import mcp_types
+
+    if not isinstance(block, mcp_types.ImageContent) or block.mime_type not in IMAGE_TYPES:
+        return None
+    try:
+        size = len(base64.b64decode(block.data, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return ImageData(block.mime_type, block.data) if 0 < size <= MAX_IMAGE_BYTES else None
 
 
 def render_block(block: mcp_types.ContentBlock) -> str:

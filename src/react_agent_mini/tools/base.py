@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
-from ..messages import ContentBlock
+from ..messages import ContentBlock, ImageData
 from ..providers.base import ToolSpec
 from .file_state import FileReads
 
@@ -34,6 +34,8 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """True when the call failed; the content says why."""
     after: tuple[ContentBlock, ...] = ()
     """Blocks to place after this call's tool_result (e.g. a skill body), never before it."""
+    images: tuple[ImageData, ...] = ()
+    """Images for the tool_result (the content names each one in a placeholder line)."""
 
 
 class ToolContext(msgspec.Struct):

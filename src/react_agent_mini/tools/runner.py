@@ -82,7 +82,7 @@ async def run_tool_calls(uses: Sequence[ToolUseBlock], run: ToolRun) -> AsyncIte
 
 def _finish(use: ToolUseBlock, output: ToolOutput) -> ToolFinished:
     trace("tool.end", name=use.name, id=use.id, ok=not output.is_error)
-    result = ToolResultBlock(use.id, output.content, output.is_error)
+    result = ToolResultBlock(use.id, output.content, output.is_error, images=output.images)
     return ToolFinished(use, result, output.after)
 
 
