@@ -24,7 +24,7 @@ EPILOG = """\
 modes:
   ram "task"              run one task to completion (headless)
   ram -p < task.txt       read the task from stdin (also: echo task | ram)
-  ram                     on a terminal: a minimal interactive loop
+  ram                     on a terminal: the interactive REPL (/help inside lists its commands and keys)
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
@@ -41,6 +41,9 @@ environment:
   RAM_MAX_RETRIES         retries of a failed model call (default 4)
   ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
+  COMPACT=0               no context compaction (COMPACT_THRESHOLD_CHARS, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
+  CONTEXT_WINDOW_TOKENS   the model's context window (default: known per model)
+  MCP_CONFIG              MCP config files to use instead of .mcp.json (comma-separated)
 
 permissions:
   Reading inside the workspace is allowed. Changes (Write, Edit, Bash that is not read-only) are asked for
@@ -65,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("task", nargs="*", help="the task; omit it to read stdin or start the interactive loop")
+    parser.add_argument("task", nargs="*", help="the task; omit it to read stdin or start the REPL")
     parser.add_argument(
         "-p", "--print", dest="pipe", action="store_true", help="non-interactive: read the task from stdin"
     )
