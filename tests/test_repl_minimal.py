@@ -190,3 +190,39 @@ def test_type_a_task_see_the_answer_then_leave_with_ctrl_d(tmp_path: Path) -> No
         term.send("\x04")
         assert term.wait() == 0
         assert "Traceback" not in term.text
+
+
+def test_the_early_frame_quiets_the_keyboard_and_gives_it_back(tmp_path: Path) -> None:
+    """`ram` draws the idle prompt before the REPL's imports, with echo and line editing off so typed keys wait;
+    whatever happens next, the terminal gets its settings back."""
+    script = (
+        "import sys, termios\n"
+        "from pathlib import Path\n"
+        "from react_agent_mini.ui import early\n"
+        "before = termios.tcgetattr(0)\n"
+        "frame = early.draw('mock:m', Path('/tmp'), '0', interactive=True)\n"
+        "during = termios.tcgetattr(0)\n"
+        "frame.restore(); frame.restore()\n"
+        "after = termios.tcgetattr(0)\n"
+        "print()\n"
+        "print('echo-during', bool(during[3] & termios.ECHO), 'icanon-during', bool(during[3] & termios.ICANON))\n"
+        "print('restored', after == before, 'drawn', frame.prompt_drawn)\n"
+    )
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-c", script], dict(os.environ))
+    out = b""
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    os.waitpid(pid, 0)
+    os.close(fd)
+    text = plain(out.decode(errors="replace"))
+    assert "> Type a task, or /help" in text  # the idle prompt, drawn at once
+    assert "echo-during False icanon-during False" in text
+    assert "restored True drawn True" in text

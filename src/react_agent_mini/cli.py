@@ -188,11 +188,14 @@ def _run(args: argparse.Namespace) -> int:
 
         interactive = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
         frame = early.draw(f"{config.kind}:{config.model}", Path.cwd().resolve(), __version__, interactive=interactive)
-        from .ui.repl import run_repl
+        try:
+            from .ui.repl import run_repl
 
-        return run_repl(
-            config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume, early=frame
-        )
+            return run_repl(
+                config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume, early=frame
+            )
+        finally:
+            frame.restore()  # whatever happened, the shell gets its echo back
     return _run_task(config, task, args, resume)
 
 

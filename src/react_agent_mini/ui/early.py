@@ -27,6 +27,18 @@ class EarlyFrame:
         self.saved_tty = saved_tty
         self.prompt_drawn = prompt_drawn
 
+    def restore(self) -> None:
+        """Put the terminal back as it was (idempotent; the REPL does it too, this is for when it never ran)."""
+        saved, self.saved_tty = self.saved_tty, None
+        if saved is None:
+            return
+        try:
+            import termios
+
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, saved)
+        except Exception:  # the terminal is gone: nothing to restore
+            pass
+
     def hand_over(self) -> None:
         """Clear the idle prompt line and put the cursor at its start, where prompt_toolkit draws its own."""
         if self.prompt_drawn:
