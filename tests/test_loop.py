@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -28,10 +30,11 @@ from react_agent_mini.messages import (
     unanswered_tool_uses,
     user_text,
 )
-from react_agent_mini.permissions.policy import Allow, Decision, Deny
+from react_agent_mini.permissions.policy import Allow, Decision, Deny, PermissionPolicy
 from react_agent_mini.providers.errors import BadRequestError
 from react_agent_mini.tools.base import ModelTool, Tool, ToolContext, ToolOutput, ToolRegistry
 from react_agent_mini.tools.echo import EchoTool
+from react_agent_mini.tools.read import ReadTool
 from react_agent_mini.tools.runner import INTERRUPTED, SKIPPED
 
 from .scripted import ScriptedModel, call, reply
@@ -215,6 +218,44 @@ async def test_every_failure_kind_gets_exactly_one_error_result(tmp_path: Path) 
     assert results["j"].is_error and "invalid JSON" in results["j"].content
     assert results["b"].is_error and "RuntimeError: kaboom" in results["b"].content
     assert results["ok"] == ToolResultBlock("ok", "fine")
+    assert_paired_before_each_call(model)
+
+
+async def test_nul_characters_and_a_failing_permission_check_are_error_results(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    policy = PermissionPolicy(tmp_path, mode="bypassPermissions")
+    model = ScriptedModel(
+        [
+            reply(
+                call("Read", "r", file_path="app\0.py"),
+                call("Touch", "t", file_path="x\0y"),
+                call("Read", "ok", file_path="app.py"),
+                call("Echo", "e", message="nul \0 in free text is fine"),
+            ),
+            reply(call("Touch", "p", file_path="fine.txt")),
+            reply("done"),
+        ]
+    )
+    calls = 0
+
+    async def policy_then_broken(tool: Tool, args: Mapping[str, Any]) -> Decision:
+        nonlocal calls
+        calls += 1
+        if calls > 2:  # the first turn checks only the two valid calls
+            raise ValueError("embedded null byte")
+        return await policy(tool, args)
+
+    deps = QueryDeps(call_model=model, can_use_tool=policy_then_broken)
+    events = await run(model, tmp_path, tools=registry(ReadTool(), TouchTool()), deps=deps)
+    assert terminal(events).reason == "completed"
+    results = {r.tool_use_id: r for r in model.requests[1].messages[-1].tool_results}
+    assert results["r"].is_error and "file_path: contains a NUL character" in results["r"].content
+    assert results["t"].is_error and "file_path: contains a NUL character" in results["t"].content
+    assert not results["ok"].is_error and "x = 1" in results["ok"].content  # the siblings keep their results
+    assert results["e"] == ToolResultBlock("e", "nul \0 in free text is fine")
+    broken = model.requests[2].messages[-1].tool_results[0]
+    assert broken.is_error and broken.content.startswith("Permission check failed for Touch: ValueError")
+    assert not (tmp_path / "fine.txt").exists()
     assert_paired_before_each_call(model)
 
 

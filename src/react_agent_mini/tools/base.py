@@ -119,15 +119,23 @@ class ModelTool(Generic[ArgsT]):
     concurrency_safe: ClassVar[bool] = False
     status_field: ClassVar[str] = ""
     """The input field shown on status lines."""
+    text_fields: ClassVar[frozenset[str]] = frozenset()
+    """Fields holding free text that may contain any character; every other string field (paths, commands,
+    patterns) is refused when it holds a NUL, which no path or argv can carry."""
 
     def input_schema(self) -> Mapping[str, Any]:
         return struct_schema(self.args_model)
 
     def validate(self, raw: Mapping[str, Any]) -> ArgsT:
         try:
-            return msgspec.convert(dict(raw), self.args_model, strict=False)  # type: ignore[return-value]
+            args = msgspec.convert(dict(raw), self.args_model, strict=False)
         except msgspec.ValidationError as exc:
             raise ToolInputError(format_validation_error(str(exc))) from None
+        for field in args.__struct_fields__:
+            value = getattr(args, field)
+            if isinstance(value, str) and "\x00" in value and field not in self.text_fields:
+                raise ToolInputError(f"{field}: contains a NUL character (\\x00), which no path or command can hold")
+        return args  # type: ignore[return-value]
 
     async def call(self, args: ArgsT, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError

@@ -20,6 +20,7 @@ class EchoTool(ModelTool[EchoArgs]):
     read_only = True
     concurrency_safe = True
     status_field = "message"
+    text_fields = frozenset({"message"})
 
     async def call(self, args: EchoArgs, ctx: ToolContext) -> ToolOutput:
         return ToolOutput(args.message)

@@ -71,6 +71,7 @@ class EditTool(ModelTool[EditArgs]):
     read_only = False
     concurrency_safe = False
     status_field = "file_path"
+    text_fields = frozenset({"old_string", "new_string"})
 
     async def call(self, args: EditArgs, ctx: ToolContext) -> ToolOutput:
         # Synchronous on purpose, like Write: an abort must not report "interrupted" for an edit that happens.

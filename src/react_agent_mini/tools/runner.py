@@ -99,10 +99,17 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
         args = tool.validate(use.input)
     except ToolInputError as exc:
         return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
+    except Exception as exc:  # a validator bug must not break the conversation
+        return ToolOutput(f"Invalid input for {use.name}: {type(exc).__name__}: {exc}", is_error=True)
     try:
         decision = await run.signal.race(run.can_use_tool(tool, use.input))
     except Aborted:
         return ToolOutput(SKIPPED, is_error=True)
+    except Exception as exc:  # the input defeated the permission check: refuse, and say why
+        return ToolOutput(
+            f"Permission check failed for {use.name}: {type(exc).__name__}: {exc}. The call was not run.",
+            is_error=True,
+        )
     if isinstance(decision, Deny):
         run.end_turn = run.end_turn or decision.end_turn
         return ToolOutput(decision.message, is_error=True)

@@ -56,6 +56,7 @@ class SkillTool(ModelTool[SkillArgs]):
     # Loads run one at a time, so `loaded` keeps the order the model asked for.
     concurrency_safe = False
     status_field = "skill"
+    text_fields = frozenset({"args"})
 
     def __init__(self, skills: Sequence[Skill]) -> None:
         self._skills: dict[str, Skill] = {}

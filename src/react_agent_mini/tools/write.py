@@ -39,6 +39,7 @@ class WriteTool(ModelTool[WriteArgs]):
     read_only = False
     concurrency_safe = False
     status_field = "file_path"
+    text_fields = frozenset({"content"})
 
     async def call(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
         # Synchronous on purpose: with no await point, an abort cannot report "interrupted" for a write
