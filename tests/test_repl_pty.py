@@ -16,7 +16,7 @@ from pathlib import Path
 
 from react_agent_mini import transcript
 
-from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
+from .fakes.fake_llm import FakeLLMServer, HttpError, Reply, ToolCall
 from .fakes.mcp_servers import support
 from .test_cli import env_for
 from .test_repl_minimal import Term
@@ -477,3 +477,73 @@ def test_a_working_session_then_exit_and_continue(fake_llm: FakeLLMServer, tmp_p
     for typed in ("finalise the notes", "now delete them", "tell a story", "where were we?"):
         assert typed in resumed  # every message the user typed, word for word
     assert "the end." not in resumed  # the interrupted answer never joined the history
+
+
+def test_escape_sequences_from_the_model_cannot_clear_the_screen_or_fake_a_prompt(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(
+        Reply(text="before \x1b[2J\x1b[H\x1b[41mCLEARED\x1b[0m after"),
+        Reply(tool_calls=[ToolCall("Bash", {"command": "touch PWNED #\x1b[2K\r  $ echo hello"})]),
+    )
+    with ram_term(fake_llm, tmp_path) as term:
+        term.prompt()
+        term.line("say something")
+        term.expect("out tokens")
+        term.prompt()
+        term.line("run something")
+        term.expect("Allow? [y/a/N]")
+        screen = term.screen()
+        assert "> say something" in screen  # nothing cleared the screen
+        assert "before ^[[2J^[[H^[[41mCLEARED^[[0m after" in screen
+        assert "$ touch PWNED #^[[2K^M  $ echo hello" in screen  # the real command, its trick in plain sight
+        term.line("n")
+        term.expect("declined")
+        term.send("\x04")
+        assert term.wait() == 0
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_when_nothing_can_be_saved_it_says_so_once_and_offers_no_resume(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply(text="first"), Reply(text="second"))
+    with ram_term(fake_llm, tmp_path, XDG_DATA_HOME="/proc/nonexistent/data") as term:
+        term.prompt()
+        term.line("one")
+        term.expect("out tokens")
+        term.prompt()
+        term.line("two")
+        term.expect("out tokens")
+        term.prompt()
+        term.line("/clear")
+        cleared = term.expect("a new session starts")
+        term.line("/exit")
+        assert term.wait() == 0
+    assert "(the previous one is in /resume)" not in term.text[term.text.find(cleared) :]
+    assert term.text.count("will not be saved") == 1
+    assert "ram --continue" not in term.text
+
+
+def test_a_context_length_error_says_what_to_do_and_the_recap_pairs_the_last_exchange(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    too_long = "This model's maximum context length is 65536 tokens. However, you requested 70000 tokens."
+    fake_llm.enqueue(Reply(text="The first answer."), HttpError(400, too_long))
+    with ram_term(fake_llm, tmp_path) as term:
+        term.prompt()
+        term.line("first question")
+        term.expect("out tokens")
+        term.prompt()
+        term.line("second question")
+        failed = term.expect("out tokens")
+        assert "maximum context length" in failed and "/compact shrinks it" in failed
+        term.send("\x04")
+        assert term.wait() == 0
+    with ram_term(fake_llm, tmp_path, "--continue") as term:
+        recap = term.expect("resumed session")
+        recap += term.expect("> ")
+        assert "you: second question" in recap
+        assert "agent: (no answer: the turn did not finish)" in recap and "The first answer." not in recap
+        term.send("\x04")
+        assert term.wait() == 0

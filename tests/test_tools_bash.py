@@ -19,6 +19,7 @@ from react_agent_mini.tools.bash import (
     MAX_TIMEOUT_MS,
     NO_OUTPUT,
     OUTPUT_LIMIT,
+    BashArgs,
     BashTool,
     _Capture,
 )
@@ -175,7 +176,9 @@ async def test_invalid_utf8_is_replaced(ctx: ToolContext) -> None:
 
 
 async def test_a_command_that_cannot_start_is_an_error_value(ctx: ToolContext) -> None:
-    out = await run(ctx, "echo a\0b")
+    with pytest.raises(ToolInputError, match="command: contains a NUL character"):  # refused before it runs
+        TOOL.validate({"command": "echo a\0b"})
+    out = await TOOL.call(BashArgs(command="echo a\0b"), ctx)  # and the tool never raises on one either
     assert out.is_error
     assert out.content.startswith("Could not start bash:")
 

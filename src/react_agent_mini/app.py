@@ -300,17 +300,29 @@ class TranscriptRecorder:
         self.transcript: transcript.Transcript | None = None
         self._warnings = warnings
         self._opener: Callable[[], transcript.Transcript] | None = None
+        self.saved = False
+        """True once the current conversation is on disk (so `ram --continue` can find it)."""
+        self._warned = False
 
     def open(self, opener: Callable[[], transcript.Transcript], *, lazy: bool = False) -> None:
         """Start writing the transcript `opener` opens; `lazy`: open it only when the first message comes."""
         self.transcript = None
+        self.saved = False
         self._opener = opener if lazy else None
         if lazy:
             return
         try:
             self.transcript = opener()
+            self.saved = True
         except OSError as exc:
+            self._warned = True
             self._warnings.append(f"the session will not be saved: {exc}")
+
+    def _warn(self, text: str) -> None:
+        """One warning per process: a broken data directory stays broken, saying so once is enough."""
+        if not self._warned:
+            self._warned = True
+            print(f"warning: {text}", file=sys.stderr)
 
     def _open_now(self) -> None:
         opener, self._opener = self._opener, None
@@ -319,7 +331,7 @@ class TranscriptRecorder:
         try:
             self.transcript = opener()
         except OSError as exc:
-            print(f"warning: the session will not be saved: {exc}", file=sys.stderr)
+            self._warn(f"the session will not be saved: {exc}")
 
     def append(self, message: Message) -> None:
         self.write([message])
@@ -332,8 +344,9 @@ class TranscriptRecorder:
         try:
             for message in messages:
                 self.transcript.append(message)
+            self.saved = self.saved or bool(messages)
         except OSError as exc:
-            print(f"warning: the session can no longer be saved: {exc}", file=sys.stderr)
+            self._warn(f"the session can no longer be saved: {exc}")
             self.transcript = None
 
     def rewrite(self, messages: Sequence[Message]) -> None:
@@ -345,7 +358,7 @@ class TranscriptRecorder:
         try:
             self.transcript.compacted(messages)
         except OSError as exc:
-            print(f"warning: the session can no longer be saved: {exc}", file=sys.stderr)
+            self._warn(f"the session can no longer be saved: {exc}")
             self.transcript = None
 
     def close(self) -> None:

@@ -26,6 +26,7 @@ from .events import (
     ToolStarted,
 )
 from .messages import ToolUseBlock, Usage, message_to_dict
+from .terminal_text import visible
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -113,10 +114,13 @@ class TextRenderer:
         """True: write text as it arrives (a terminal). False: write each complete message once (a pipe), so a
         retried stream never leaves a partial answer in the output."""
         self._line_open = False
+        self._show_out = visible if _is_terminal(out) else str
+        self._show_err = visible if _is_terminal(err) else str
+        """What reaches a terminal has its control characters made visible; a pipe gets the text as it is."""
 
     def _write(self, text: str) -> None:
         if text:
-            self.out.write(text)
+            self.out.write(self._show_out(text))
             self.out.flush()
             self._line_open = not text.endswith("\n")
 
@@ -134,12 +138,12 @@ class TextRenderer:
                 self._write(event.message.text)
             self._close_line()
         elif isinstance(event, ToolStarted):
-            self.err.write(tool_status(event.tool_use, self.describe(event.tool_use)) + "\n")
+            self.err.write(self._show_err(tool_status(event.tool_use, self.describe(event.tool_use))) + "\n")
         elif isinstance(event, ToolFinished) and event.result.is_error:
-            self.err.write(f"[tool] {event.tool_use.name} error — {short(event.result.content, 100)}\n")
+            self.err.write(self._show_err(f"[tool] {event.tool_use.name} error — {short(event.result.content, 100)}\n"))
         elif isinstance(event, Notice):
             self._close_line()
-            self.err.write(f"[note] {event.text}\n")
+            self.err.write(self._show_err(f"[note] {event.text}\n"))
         elif isinstance(event, Compacted):
             self._close_line()
             self.err.write(f"[compact] {event.notice}\n")
@@ -156,12 +160,19 @@ class TextRenderer:
     def finish(self, terminal: Terminal, summary: RunSummary) -> None:
         self._close_line()
         if terminal.reason == "error":
-            self.err.write(f"error: {terminal.error}\n")
+            self.err.write(self._show_err(f"error: {terminal.error}\n"))
         elif terminal.reason == "max_turns":
             self.err.write(f"stopped: reached the limit of {terminal.turns} model calls (--max-turns)\n")
         elif terminal.reason == "aborted":
             self.err.write("interrupted\n")
         self.err.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 class JsonRenderer:

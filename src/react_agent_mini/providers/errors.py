@@ -5,6 +5,8 @@ Every error carries a one-line `message` fit to show a user, and says whether a 
 
 from __future__ import annotations
 
+import re
+
 
 class ProviderError(Exception):
     """A model call failed."""
@@ -68,4 +70,21 @@ def error_for_status(status: int, detail: str, *, provider: str, retry_after: fl
         return RateLimitError(text, status=status, retry_after=retry_after)
     if status in (408, 409) or status >= 500:
         return ServerError(text, status=status, retry_after=retry_after)
+    if status in (400, 413) and _TOO_LONG.search(detail):
+        return ContextTooLong(f"{text} ({CONTEXT_TOO_LONG_HINT})", status=status)
     return BadRequestError(text, status=status)
+
+
+class ContextTooLong(BadRequestError):
+    """400/413 because the request does not fit the model's context window."""
+
+
+CONTEXT_TOO_LONG_HINT = (
+    "the conversation is too long for this model: /compact shrinks it, /clear starts afresh; "
+    "CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
+)
+_TOO_LONG = re.compile(
+    r"context[ _-]?length|context window|maximum context|prompt is too long|too many tokens|"
+    r"reduce the length|input is too long|exceeds? the (?:model's )?(?:maximum|max)",
+    re.IGNORECASE,
+)

@@ -92,10 +92,9 @@ def _lines_word(count: int) -> str:
 
 def diff_lines(before: str, after: str, context: int = CONTEXT_LINES) -> list[DiffLine]:
     """A unified line diff of two texts, with `context` unchanged lines around each change and gaps between."""
-    old = before.split("\n") if before else []
-    new = after.split("\n") if after else []
-    if old and old[-1] == "" and new and new[-1] == "":  # both end with a newline: no phantom last line
-        old, new = old[:-1], new[:-1]
+    # a final newline ends the last line; it does not start an empty one
+    old = before.removesuffix("\n").split("\n") if before else []
+    new = after.removesuffix("\n").split("\n") if after else []
     out: list[DiffLine] = []
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for index, group in enumerate(matcher.get_grouped_opcodes(context)):

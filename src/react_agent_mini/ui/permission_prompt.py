@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..abort import Aborted
 from ..permissions.policy import Answer, PermissionRequest
+from ..terminal_text import visible
 from .diff import preview_for
 from .prompt import PromptInterrupted
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 QUESTION = "Allow? [y/a/N] "
 ARGS_LINES = 30
 """Lines of pretty-printed arguments shown for tools without a dedicated view."""
+PROMPT_DIFF_LINES = 200
+"""Diff lines a prompt shows before it says how many more there are: everything for any usual edit (scroll back
+to read a long one); long lines wrap, never cut."""
 
 
 def parse_answer(line: str, always_offered: bool) -> Answer:
@@ -48,7 +52,7 @@ def describe_request(request: PermissionRequest, root: Path, max_diff_lines: int
     head = Text()
     if request.outside_workspace:
         head.append("! outside the workspace: ", style="bold red")
-    head.append(request.summary, style="bold yellow")
+    head.append(visible(request.summary), style="bold yellow")
     out.append(head)
     out.append(Text(f"  needs permission: {request.reason}", style="dim"))
     preview = preview_for(request.tool, root, request.args)
@@ -56,14 +60,14 @@ def describe_request(request: PermissionRequest, root: Path, max_diff_lines: int
         if preview.note:
             out.append(Text(f"  {preview.note}", style="red" if preview.fails else "dim"))
         if preview.lines:
-            out.append(render_preview(preview, max_diff_lines))
+            out.append(render_preview(preview, max_diff_lines, wrap=True))
     elif request.tool == "Bash" and isinstance(request.args.get("command"), str):
-        lines = request.args["command"].strip("\n").splitlines() or [""]
+        lines = request.args["command"].strip("\n").split("\n")  # only LF: a CR is shown (^M), never obeyed
         for number, line in enumerate(lines):
-            out.append(Text(("  $ " if number == 0 else "    ") + line, style="bold"))
+            out.append(Text(("  $ " if number == 0 else "    ") + visible(line), style="bold"))
         description = request.args.get("description")
         if isinstance(description, str) and description.strip():
-            out.append(Text(f"  ({description.strip()})", style="dim"))
+            out.append(Text(f"  ({visible(description.strip())})", style="dim"))
     elif request.args:
         shown = json.dumps(dict(request.args), indent=2, ensure_ascii=False, default=str).splitlines()
         for line in shown[:ARGS_LINES]:
@@ -107,8 +111,7 @@ class PermissionPrompt:
 
         with self.pause():
             self.console.print()
-            room = max(12, self.console.size.height - 10)
-            for renderable in describe_request(request, self.root, room):
+            for renderable in describe_request(request, self.root, PROMPT_DIFF_LINES):
                 self.console.print(renderable)
             self.on_shown(request)
             try:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..terminal_text import visible
 from .completion import Candidate
 from .early import PLACEHOLDER, PROMPT
 
@@ -199,6 +200,7 @@ class PromptInput:
 
 
 def _write(text: str) -> None:
+    text = visible(text)  # warnings quote files and servers: nothing in them may steer the terminal
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 

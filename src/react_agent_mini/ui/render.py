@@ -31,6 +31,7 @@ from ..events import (
 )
 from ..messages import ToolUseBlock
 from ..output import short
+from ..terminal_text import visible
 from .diff import Preview, preview_for
 from .markdown_stream import MarkdownStream
 
@@ -47,10 +48,35 @@ INTERRUPTED_PREFIX = "Interrupted by the user"
 
 
 def make_console() -> Console:
-    """The REPL's console: no markup or emoji parsing in what it prints (model text is never markup)."""
+    """The REPL's console: no markup or emoji parsing in what it prints (model text is never markup), and no
+    control character from the text it prints reaches the terminal (see `terminal_text`)."""
     from rich.console import Console
 
-    return Console(highlight=False, markup=False, emoji=False)
+    class SafeConsole(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            super().print(*(Sanitized(o) for o in objects), **kwargs)
+
+    return SafeConsole(highlight=False, markup=False, emoji=False)
+
+
+class Sanitized:
+    """A renderable whose text segments have their control characters made visible (rich's own control
+    segments — cursor moves, styles — pass untouched)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        inner = self.inner
+        if isinstance(inner, str):
+            inner = console.render_str(visible(inner))
+        for segment in console.render(inner, options):
+            if segment.control or segment.text == "\n":
+                yield segment
+            else:
+                yield Segment(visible(segment.text), segment.style)
 
 
 def preload() -> None:
@@ -102,7 +128,8 @@ class _Trimmed:
         start = blank.index(False) if False in blank else len(lines)
         end = len(lines) - blank[::-1].index(False) if False in blank else start
         for line in lines[start:end]:
-            yield from line
+            for segment in line:
+                yield segment if segment.control else Segment(visible(segment.text), segment.style)
             yield Segment.line()
 
 
@@ -132,14 +159,15 @@ def tool_line(use: ToolUseBlock, label: str, error: str | None = None) -> Text:
     """`● Read src/app.py`, or `✗ Bash rm x — declined` in red."""
     from rich.text import Text
 
-    label = one_line(label, 200)
+    label = visible(one_line(label, 200))
     if error is None:
         return Text.assemble(("● ", "green"), (use.name, "bold"), (" " + label) if label else "")
     return Text.assemble(("✗ ", "bold red"), (use.name, "bold"), (" " + label) if label else "", (" — " + error, "red"))
 
 
-def render_preview(preview: Preview, max_lines: int, indent: str = "  ") -> RenderableType:
-    """The diff, coloured: removed lines red, added green, context dim, with line numbers; capped at `max_lines`."""
+def render_preview(preview: Preview, max_lines: int, indent: str = "  ", *, wrap: bool = False) -> RenderableType:
+    """The diff, coloured: removed lines red, added green, context dim, with line numbers; capped at `max_lines`.
+    `wrap`: long lines wrap instead of ending in `…` (a permission prompt hides nothing of what it asks about)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -153,9 +181,9 @@ def render_preview(preview: Preview, max_lines: int, indent: str = "  ") -> Rend
         number = line.old_number if line.kind == "removed" else line.new_number
         shown = f"{number:>{width}}" if number else " " * width
         sign, style = {"removed": ("-", "red"), "added": ("+", "green"), "context": (" ", "dim")}[line.kind]
-        row = Text(f"{indent}{shown} {sign} {line.text.expandtabs(4)}", style=style)
-        row.no_wrap = True
-        row.overflow = "ellipsis"
+        row = Text(f"{indent}{shown} {sign} {visible(line.text.expandtabs(4))}", style=style)
+        row.no_wrap = not wrap
+        row.overflow = "fold" if wrap else "ellipsis"
         rows.append(row)
     hidden = len(preview.lines) - max_lines
     if hidden > 0:
@@ -218,6 +246,10 @@ class TurnView:
         self._previews: dict[str, Preview | None] = {}
         self._thinking = False
         self._last = "none"
+        self._printed_partial = False
+        """Finished blocks of the answer now streaming were printed (a retry would leave them on screen)."""
+        self.waiting = ""
+        """What the turn waits for before the model is called (e.g. MCP servers starting); shown by the spinner."""
 
     # ---- live area ----
 
@@ -249,12 +281,14 @@ class TurnView:
                 self.start()
 
     def activity(self) -> str:
-        """The spinner's label, or empty when the answer is streaming (its text is the activity)."""
+        """The spinner's label."""
+        if self.waiting:
+            return self.waiting
         if self._running:
             labels = list(self._running.values())
             return labels[0] if len(labels) == 1 else f"Running {len(labels)} tools"
         if self.stream.tail.strip():
-            return ""
+            return "Responding…"  # text, or a tool call's arguments still arriving after it
         return "Thinking…" if self._thinking else "Waiting for the model…"
 
     # ---- printing ----
@@ -284,15 +318,17 @@ class TurnView:
             self._thinking = False
             for block in self.stream.feed(event.text):
                 self._print_markdown(block)
+                self._printed_partial = True
         elif isinstance(event, ThinkingDelta):
             self._thinking = True
         elif isinstance(event, AssistantTurn):
             self._print_markdown(self.stream.flush())
             self._thinking = False
+            self._printed_partial = False
         elif isinstance(event, ToolStarted):
             use = event.tool_use
             label = self.describe(use)
-            self._running[use.id] = f"{use.name} {one_line(label, 80)}".strip()
+            self._running[use.id] = visible(f"{use.name} {one_line(label, 80)}".strip())
             if use.name in ("Edit", "Write"):
                 self._previews[use.id] = preview_for(use.name, self.root, use.input)
         elif isinstance(event, ToolFinished):
@@ -301,7 +337,14 @@ class TurnView:
             self._running.clear()
         elif isinstance(event, StreamRetry):
             self.stream.reset()
-            lost = " (the partial answer above is incomplete)" if event.discarded_output else ""
+            lost = ""
+            if event.discarded_output:  # blocks already printed stay on screen; the live tail just vanished
+                lost = (
+                    " (the partial answer above is incomplete)"
+                    if self._printed_partial
+                    else " (partial answer discarded)"
+                )
+            self._printed_partial = False
             self.note(
                 f"retrying: {one_line(event.reason, 120)} — attempt {event.attempt}/{event.max_attempts} "
                 f"in {event.delay:.1f}s{lost}"

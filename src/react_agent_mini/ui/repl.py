@@ -181,8 +181,9 @@ class Repl:
             await built.mcp.aclose()
         with contextlib.suppress(Exception):
             await built.provider.aclose()
+        saved = built.recorder.saved
         built.recorder.close()
-        if built.session.messages:
+        if built.session.messages and saved:
             self.say("resume this conversation with: ram --continue", "dim")
 
     def _hand_over(self) -> None:
@@ -283,20 +284,23 @@ class Repl:
 
         built = await self.ready()
         session = built.session
-        await self.join_mcp(built)
-        attached: list[Message] = []
-        if text:
-            attached, warnings = await built.mcp.mentions(text)
-            for warning in warnings:
-                self.say(f"warning: {warning}", "yellow")
-            if attached:
-                self.say(f"attached {len(attached)} MCP resource(s)", "dim")
         view = TurnView(self.console, self._describe, session.context.cwd)
         self.view = view
         terminal = Terminal("error", 0, "the turn ended without a result")
         with self._quiet_keyboard():
             view.start()
             try:
+                if built.mcp.manager is not None:
+                    view.waiting = "Starting MCP servers…"
+                await self.join_mcp(built)
+                attached: list[Message] = []
+                if text:
+                    attached, warnings = await built.mcp.mentions(text)
+                    for warning in warnings:
+                        self.say(f"warning: {warning}", "yellow")
+                    if attached:
+                        self.say(f"attached {len(attached)} MCP resource(s)", "dim")
+                view.waiting = ""
                 async for event in session.run_turn(text, inject_before=[*attached, *inject]):
                     if isinstance(event, Terminal):
                         terminal = event
@@ -483,12 +487,15 @@ class Repl:
             return title
         messages = self.built.session.messages
         lines = [f"{title} · {len(messages)} messages"]
-        last_user = next((m.text for m in reversed(messages) if m.is_user_text and not m.meta), "")
-        last_answer = next((m.text for m in reversed(messages) if m.role == "assistant" and m.text.strip()), "")
-        if last_user:
-            lines.append(f"  you: {_one_line(last_user, 200)}")
-        if last_answer:
-            lines.append(f"  agent: {_one_line(last_answer, 300)}")
+        asked = next(
+            (i for i in range(len(messages) - 1, -1, -1) if messages[i].is_user_text and not messages[i].meta), -1
+        )
+        if asked >= 0:  # the last exchange: what the user said, and what came after it (if anything did)
+            lines.append(f"  you: {_one_line(messages[asked].text, 200)}")
+            answer = next((m.text for m in reversed(messages[asked:]) if m.role == "assistant" and m.text.strip()), "")
+            lines.append(
+                f"  agent: {_one_line(answer, 300)}" if answer else "  agent: (no answer: the turn did not finish)"
+            )
         return "\n".join(lines)
 
     def recap(self, title: str) -> None:

@@ -211,8 +211,10 @@ class SlashCommands:
 
     async def clear(self, args: str) -> bool:
         built = await self.repl.ready()
+        saved = built.recorder.saved
         built.new_conversation()
-        self.repl.say("conversation cleared — a new session starts (the previous one is in /resume)", "dim")
+        kept = " (the previous one is in /resume)" if saved else ""
+        self.repl.say(f"conversation cleared — a new session starts{kept}", "dim")
         return False
 
     async def compact(self, args: str) -> bool:
