@@ -9,7 +9,7 @@ from pathlib import Path
 
 from react_agent_mini import transcript
 
-from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
+from .fakes.fake_llm import FakeLLMServer, HttpError, Reply, ToolCall
 from .fakes.fake_llm import Usage as WireUsage
 from .test_cli import env_for, ram
 
@@ -88,3 +88,24 @@ def test_a_summary_rewrites_the_history_and_keeps_every_user_message(fake_llm: F
     history = transcript.load(saved.path).messages
     assert any("SUMMARY: the user set a rule" in m.text for m in history)
     assert history[-1].text == "Understood."
+
+
+def test_a_context_length_refusal_is_answered_by_a_summary_and_one_retry(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """Our window table said 128k, the server's model has 16k: the refusal is the first we hear of it."""
+    env = env_for("anthropic", fake_llm)
+    fake_llm.enqueue(Reply(text="Noted: keep the API frozen."))
+    assert ram("Rule one: never change the public API.", env=env, cwd=tmp_path).returncode == 0
+    refusal = "prompt is too long: 17000 tokens > 16000 maximum"
+    fake_llm.enqueue(HttpError(400, refusal), Reply(text="SUMMARY: one rule so far."), Reply(text="Helper added."))
+    proc = ram("-c", "--output-format", "stream-json", "Now add a helper.", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    boundary = [e for e in events if e.get("subtype") == "compact_boundary"]
+    assert len(boundary) == 1 and boundary[0]["notice"].startswith("The model refused the request as too long.")
+    assert events[-1]["result"] == "Helper added."
+    retry = fake_llm.requests[-1].body["messages"]
+    texts = [b.get("text", "") for m in retry if m["role"] == "user" for b in m["content"] if b["type"] == "text"]
+    assert any("SUMMARY: one rule so far." in t for t in texts)
+    assert "Rule one: never change the public API." in texts and texts[-1] == "Now add a helper."

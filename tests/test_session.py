@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from react_agent_mini.events import QueryEvent, Terminal, TextDelta
+from react_agent_mini.events import Compacted, QueryEvent, Terminal, TextDelta
 from react_agent_mini.loop import QueryDeps
 from react_agent_mini.messages import Usage, unanswered_tool_uses, user_text
 from react_agent_mini.providers.base import ModelRequest
+from react_agent_mini.providers.errors import error_for_status
 from react_agent_mini.session import Session
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
 from react_agent_mini.tools.echo import EchoTool
@@ -96,3 +97,45 @@ async def test_abort_current_turn_leaves_a_valid_history(tmp_path: Path) -> None
     model.steps = [reply("back")]
     model.requests.clear()
     assert (await turn(session, "again"))[-1] == Terminal("completed", 1)
+
+
+async def test_a_context_length_refusal_compacts_once_and_tries_again(tmp_path: Path) -> None:
+    too_long = error_for_status(
+        400, "This model's maximum context length is 16000 tokens.", provider="openai", retry_after=None
+    )
+    model = ScriptedModel(
+        [
+            reply("first answer"),
+            too_long,  # the second question does not fit
+            reply("SUMMARY: the user asked a first question."),  # the side call
+            last_user_says,  # the retry
+        ]
+    )
+    session = make(model, tmp_path)
+    await turn(session, "first question")
+    events = await turn(session, "second question")
+    assert events[-1] == Terminal("completed", 1)
+    compacted = [e for e in events if isinstance(e, Compacted)]
+    assert len(compacted) == 1 and compacted[0].notice.startswith("The model refused the request as too long.")
+    retry = model.requests[-1]
+    assert any("SUMMARY: the user asked a first question." in m.text for m in retry.messages)
+    assert [m.text for m in retry.messages if m.is_user_text and not m.meta][-1] == "second question"
+    assert session.compaction.window == 16000  # learned from the refusal
+    assert unanswered_tool_uses(session.messages) == []
+
+
+async def test_a_second_refusal_or_a_failed_summary_ends_the_turn_with_the_error(tmp_path: Path) -> None:
+    too_long = error_for_status(400, "prompt is too long: 9000 tokens > 8000 maximum", provider="x", retry_after=None)
+    model = ScriptedModel([reply("first answer"), too_long, reply("SUMMARY"), too_long])
+    session = make(model, tmp_path)
+    await turn(session, "first question")
+    events = await turn(session, "second question")
+    end = events[-1]
+    assert isinstance(end, Terminal) and end.reason == "error" and "/compact" in end.error  # tried once, then said so
+    assert len(model.requests) == 4
+    failing = ScriptedModel([reply("first answer"), too_long])  # the summary call is refused too
+    session = make(failing, tmp_path)
+    await turn(session, "first question")
+    events = await turn(session, "second question")
+    end = events[-1]
+    assert isinstance(end, Terminal) and end.reason == "error" and not any(isinstance(e, Compacted) for e in events)

@@ -110,6 +110,9 @@ class Terminal(msgspec.Struct, frozen=True):
     """Model calls made in this run."""
     error: str = ""
     """One-line description when reason is `error`."""
+    context_limit: int | None = None
+    """Set when the error was the model refusing a request longer than its window: the window it stated (0 when
+    it did not say). The session then compacts and tries once more."""
 
 
 QueryEvent: TypeAlias = (

@@ -38,7 +38,7 @@ from .events import (
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .permissions.policy import CanUseTool, allow_read_only
 from .providers.base import ModelRequest
-from .providers.errors import ProviderError
+from .providers.errors import ContextTooLong, ProviderError
 from .tools.base import ToolContext, ToolRegistry
 from .tools.runner import ToolRun, run_tool_calls
 from .trace import trace
@@ -106,9 +106,9 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
     run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal)
     turn = 0
 
-    def end(reason: TerminalReason, error: str = "") -> Terminal:
+    def end(reason: TerminalReason, error: str = "", context_limit: int | None = None) -> Terminal:
         trace("query.turn_end", reason=reason, turn=turn)
-        return Terminal(reason, turn, error)
+        return Terminal(reason, turn, error, context_limit)
 
     while True:
         turn += 1
@@ -127,6 +127,9 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
                     yield event
         except Aborted:
             yield end("aborted")
+            return
+        except ContextTooLong as exc:
+            yield end("error", exc.message, exc.limit_tokens or 0)
             return
         except ProviderError as exc:
             yield end("error", exc.message)

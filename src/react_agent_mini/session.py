@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .abort import AbortSignal
+from .abort import Aborted, AbortSignal
 from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
 from .events import AssistantTurn, Compacted, QueryEvent, Terminal, ToolResults
@@ -92,7 +92,41 @@ class Session:
         for message in new:
             self._append(message)
         self._signal = signal = AbortSignal()
-        params = QueryParams(
+        retried = False
+        try:
+            while True:
+                async for event in query(self._params(signal), self.deps):
+                    if isinstance(event, AssistantTurn):
+                        self._append(event.message)
+                        self.compaction.observe(event.usage, self.messages)
+                        self.totals.usage += event.usage
+                        self.totals.last_usage = event.usage
+                        self.totals.model_calls += 1
+                    elif isinstance(event, ToolResults):
+                        self._append(event.message)
+                    elif isinstance(event, Compacted):
+                        self._rewrite(event.messages)
+                    if isinstance(event, Terminal):
+                        break
+                    yield event
+                else:  # the loop always ends with a Terminal; this is only for the type checker
+                    return
+                if event.context_limit is None or retried or not self.compact.enabled:
+                    yield event
+                    return
+                # The model refused the request as longer than its window: learn the window it stated, summarise
+                # the older history (as /compact does), and try once more.
+                retried = True
+                compacted = await self._compact_for_window(event.context_limit, signal)
+                if compacted is None:
+                    yield event
+                    return
+                yield compacted
+        finally:
+            self._signal = None
+
+    def _params(self, signal: AbortSignal) -> QueryParams:
+        return QueryParams(
             messages=self.messages,
             tools=self.tools,
             context=self.context,
@@ -102,23 +136,20 @@ class Session:
             signal=signal,
             max_tokens=self.max_tokens,
         )
+
+    async def _compact_for_window(self, limit: int, signal: AbortSignal) -> Compacted | None:
+        """After a context-length refusal: the rewritten history, or None when there was nothing to summarise or
+        the summary failed (or the user interrupted it)."""
+        if limit:
+            self.compaction.learn_window(limit)
         try:
-            async for event in query(params, self.deps):
-                if isinstance(event, AssistantTurn):
-                    self._append(event.message)
-                    self.compaction.observe(event.usage, self.messages)
-                    self.totals.usage += event.usage
-                    self.totals.last_usage = event.usage
-                    self.totals.model_calls += 1
-                elif isinstance(event, ToolResults):
-                    self._append(event.message)
-                elif isinstance(event, Compacted):
-                    self._rewrite(event.messages)
-                yield event
-                if isinstance(event, Terminal):
-                    return
-        finally:
-            self._signal = None
+            result = await signal.race(self.compaction.now(self.messages, self.system_prompt, self.tools.specs()))
+        except Aborted:
+            return None
+        if not isinstance(result, Compacted):
+            return None
+        self._rewrite(result.messages)
+        return Compacted(result.messages, f"The model refused the request as too long. {result.notice}")
 
     async def _autocompact(self, history: Sequence[Message]) -> Compacted | None:
         return await self.compaction.maybe(history, self.system_prompt, self.tools.specs())

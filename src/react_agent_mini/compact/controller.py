@@ -74,6 +74,13 @@ class Compaction:
         """How full the context is: the last report plus an estimate of what was added since."""
         return self.meter.read(history, self.window, base_tokens=self.base(system, tools))
 
+    def learn_window(self, tokens: int) -> None:
+        """The provider stated a smaller window than we assumed (in a context-length refusal): use it from now
+        on, for the meter and for when an automatic summary starts."""
+        if 0 < tokens < self.window:
+            self.window = tokens
+            self.auto = msgspec.structs.replace(self.auto, window_tokens=tokens)
+
     def reset(self) -> None:
         """The history was cleared or replaced: the last report no longer describes it."""
         self.meter.reset()

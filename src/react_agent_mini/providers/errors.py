@@ -71,12 +71,37 @@ def error_for_status(status: int, detail: str, *, provider: str, retry_after: fl
     if status in (408, 409) or status >= 500:
         return ServerError(text, status=status, retry_after=retry_after)
     if status in (400, 413) and _TOO_LONG.search(detail):
-        return ContextTooLong(f"{text} ({CONTEXT_TOO_LONG_HINT})", status=status)
+        error = ContextTooLong(f"{text} ({CONTEXT_TOO_LONG_HINT})", status=status)
+        error.limit_tokens = stated_limit(detail)
+        return error
     return BadRequestError(text, status=status)
 
 
 class ContextTooLong(BadRequestError):
     """400/413 because the request does not fit the model's context window."""
+
+    limit_tokens: int | None = None
+    """The window the provider stated, when its message says it."""
+
+
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),  # OpenAI, DeepSeek, vLLM
+    re.compile(
+        r"> ?(\d[\d,]*) maximum", re.IGNORECASE
+    ),  # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
+    re.compile(r"context (?:window|length)(?: of| is)? (\d[\d,]*)", re.IGNORECASE),
+)
+
+
+def stated_limit(detail: str) -> int | None:
+    """The context window a refusal states (`... maximum context length is 65536 tokens ...`), if it does."""
+    for pattern in _LIMIT_PATTERNS:
+        found = pattern.search(detail)
+        if found:
+            value = int(found.group(1).replace(",", ""))
+            if value >= 1000:
+                return value
+    return None
 
 
 CONTEXT_TOO_LONG_HINT = (
