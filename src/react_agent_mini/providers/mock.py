@@ -142,6 +142,8 @@ def _codebase_demo(task: str, results: list[ToolResultBlock], call_number: int) 
         ]
     files = _listed(by_id.get("toolu_demo_glob"))
     hits = _listed(by_id.get("toolu_demo_grep"))
+    # a model would look at the code before its tests
+    hits = sorted(hits, key=lambda path: any(part.startswith("test") for part in path.split("/")))
     target = (hits or files or [""])[0]
     if call_number == 1 and target:
         text = f"Found {len(files)} Python file(s) listed; `{DEMO_SYMBOL}` appears in {len(hits)}. Reading {target}.\n"
