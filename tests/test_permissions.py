@@ -939,3 +939,98 @@ def test_parse_mode() -> None:
     assert parse_mode("acceptEdits") == "acceptEdits"
     with pytest.raises(ValueError, match="bypassPermissions"):
         parse_mode("yolo")
+
+
+# ---------------------------------------------------------------- found by exploratory testing: no way around
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd; touch gotcha",  # `cd` alone goes home
+        "cd - && touch gotcha",  # back to $OLDPWD: unknowable
+        "cd $DIR; touch gotcha",
+        "pushd src >/dev/null; popd; touch gotcha",  # popd: unknowable
+        "touch ~-/gotcha",  # ~- is $OLDPWD
+        "touch ~+/../gotcha",
+        "touch ~root/gotcha",
+        "touch $'\\x2ftmp/gotcha'",  # ANSI-C quoting spells /tmp
+        'touch $"gotcha"',  # a translated string (refused by the parser already)
+    ],
+)
+async def test_paths_the_shell_resolves_elsewhere_are_outside_even_with_allow_write(ws: Path, command: str) -> None:
+    decision = await decide(policy(ws, allow_write=True), BASH, command=command)
+    assert isinstance(decision, Deny), command
+    assert "outside the workspace" in decision.message or "could not be parsed" in decision.message, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat $'secrets/key.txt'",
+        "cat secret?/key.txt",  # a glob that expands into the denied folder
+        "cat s*/key.txt",
+        "cd secrets && cat key.txt",  # relative to where `cd` went
+        "cd src; cd ../secrets; cat key.txt",
+    ],
+)
+async def test_read_deny_rules_see_through_quoting_globs_and_cd(ws: Path, command: str) -> None:
+    decision = await decide(
+        policy(ws, mode="bypassPermissions", rules=rules(deny=["Read(./secrets/**)"])), BASH, command=command
+    )
+    assert isinstance(decision, Deny) and "Read(./secrets/**)" in decision.message, command
+    fine = await decide(policy(ws, rules=rules(deny=["Read(./secrets/**)"])), BASH, command="cd src && cat app.py")
+    assert fine == Allow()
+
+
+async def test_edit_deny_rules_follow_cd(ws: Path) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Edit(./secrets/**)"]))
+    decision = await decide(p, BASH, command="cd secrets && rm key.txt")
+    assert isinstance(decision, Deny) and "Edit(./secrets/**)" in decision.message
+    assert await decide(p, BASH, command="cd src && rm app.py") == Allow()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$'rm' x",
+        "env -u X rm x",
+        "env -C / rm x",
+        "timeout -s KILL 5 rm x",
+        "sudo -u root rm x",
+        "exec -a foo rm x",
+        "xargs -a list rm",
+        "xargs -d '\\n' rm",
+        "stdbuf -o 0 rm x",
+        "setsid rm x",
+        "ionice -c 3 rm x",
+        "nice -n 5 rm x",
+        "echo rm x | bash",  # a shell reading its commands from a pipe
+        'bash <<< "rm x"',
+        "sh -s < script.txt",
+        "xargs sh",
+        'eval "$CMD"',
+    ],
+)
+async def test_bash_deny_rules_are_not_dodged_by_wrappers_or_stdin_shells(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Bash(rm:*)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny) and "Bash(rm:*)" in decision.message, command
+    for fine in ("ls -la", "timeout 60 pytest -q", "bash build.sh", "env FOO=1 make"):
+        assert await decide(p, BASH, command=fine) == Allow(), fine
+
+
+async def test_sed_reading_a_file_named_in_its_script_is_not_read_only(ws: Path) -> None:
+    decision = await decide(policy(ws), BASH, command="sed 'r /etc/passwd' src/app.py")
+    assert isinstance(decision, Deny) and "needs approval" in decision.message  # no longer read-only
+
+
+@pytest.mark.parametrize(
+    "path", [".git/config", ".git/hooks/pre-commit", "sub/.git/config", ".mcp.json", ".claude/settings.json"]
+)
+async def test_accept_edits_still_asks_for_files_that_decide_what_runs(ws: Path, path: str) -> None:
+    asker = Asker("no")
+    decision = await decide(policy(ws, asker, mode="acceptEdits"), EDIT, file_path=path)
+    assert isinstance(decision, Deny) and len(asker.requests) == 1
+    assert "can make later commands run programs" in asker.requests[0].reason
+    assert await decide(policy(ws, mode="acceptEdits"), EDIT, file_path="src/app.py") == Allow()

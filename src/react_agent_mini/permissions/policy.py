@@ -180,7 +180,13 @@ class PermissionPolicy:
         if call.outside:
             return await self._ask(tool, call, "it writes outside the workspace")
         if tool.name in EDIT_TOOLS and self.mode == "acceptEdits":
-            return Allow()
+            guarded = [t for t in call.targets if _guarded(self.root, t.path)]
+            if not guarded:
+                return Allow()
+            where = display(self.root, guarded[0].path)
+            return await self._ask(
+                tool, call, f"{where} can make later commands run programs, so acceptEdits does not cover it"
+            )
         if self.allow_write:
             return Allow()
         what = "it changes files" if tool.name in EDIT_TOOLS else f"{tool.name} is not read-only"
@@ -282,6 +288,23 @@ class PermissionPolicy:
         ways.append(f"add an allow rule to {PROJECT_SETTINGS_HINT}")
         listed = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + ", or " + ways[-1]
         return f"{start} To allow it, {listed}."
+
+
+GUARDED_FILES = frozenset(
+    {".mcp.json", ".agents/settings.json", ".agents/settings.local.json", ".claude/settings.json",
+     ".claude/settings.local.json", ".envrc"}
+)  # fmt: skip
+"""Files (relative to the workspace) whose contents decide what runs: MCP server commands, permission rules,
+direnv. Like anything under a `.git` directory (hooks, `core.fsmonitor`, `diff.external` in `.git/config` run
+programs from git commands we treat as read-only), they are asked for even in acceptEdits mode."""
+
+
+def _guarded(root: Path, path: Path) -> bool:
+    try:
+        relative = path.relative_to(root.resolve())
+    except ValueError:
+        return False
+    return ".git" in relative.parts or relative.as_posix() in GUARDED_FILES
 
 
 def _reads_only(tool: Tool, call: CallView) -> bool:

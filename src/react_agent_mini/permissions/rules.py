@@ -47,9 +47,16 @@ _PROBE = "\x00probe"
 _SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _WRAPPERS = frozenset(
-    {"env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "nice", "timeout", "xargs"}
-)
-_WRAPPER_ARG = re.compile(r"^(?:-.*|[A-Za-z_][A-Za-z0-9_]*=.*|\d+(?:\.\d+)?[smhd]?)$")
+    {
+        "env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "su", "nice", "ionice", "timeout",
+        "xargs", "stdbuf", "setsid", "unbuffer", "flock", "chrt", "taskset", "watch", "strace", "ltrace", "chroot",
+        "parallel", "ssh", "runuser", "systemd-run", "firejail", "nsenter", "unshare", "prlimit", "cgexec",
+    }
+)  # fmt: skip
+"""Programs that run another command given in their arguments. Their options are too varied to parse, so a deny
+rule is checked against every tail of their arguments (`env -u X rm f` is seen as `rm f`)."""
+_MAX_TAILS = 24
+_SHELL_OPTIONS_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
 class RuleError(ValueError):
@@ -430,27 +437,51 @@ def inspect_command(command: str, root: Path, cwd: Path | None = None) -> BashVi
     cwd = start if inside(root, start) and start.is_dir() else root
     analysis = shell.analyze(command)
     views = []
+    # Where relative paths point: `cd` moves the shell for the commands after it. Every directory the shell may be
+    # in is kept (a `cd` inside `if` or after `||` may not run), and after a `cd` we cannot follow (`cd -`, `cd
+    # $X`, `popd`) relative paths are unknowable, so they count as outside.
+    cwds: list[Path] | None = [cwd]
     for cmd in analysis.commands:
-        outside, paths = _command_paths(cmd, cwd, root)
+        outside, paths = _command_paths(cmd, cwds, root)
         views.append(CommandView(cmd, shell.is_read_only_command(cmd), outside, paths))
+        cwds = _after_cd(cmd, cwds)
     loose: tuple[str, ...] = ()
     if not analysis.parsed:
-        loose = _words_outside(_loose_words(command), cwd, root, live=True)[0]
+        loose = _words_outside(_loose_words(command), [cwd], root, live=True)[0]
     return BashView(command, analysis, tuple(views), loose)
+
+
+_CD_COMMANDS = frozenset({"cd", "pushd", "popd"})
+
+
+def _after_cd(cmd: SimpleCommand, cwds: list[Path] | None) -> list[Path] | None:
+    """The directories the shell may be in after `cmd` (None: not knowable)."""
+    if not cmd.argv or cmd.argv[0] not in _CD_COMMANDS or cwds is None:
+        return cwds
+    operands = [ansi_c_value(w) for w in cmd.argv[1:] if not (w.startswith("-") and w != "-") or w == "--"]
+    operands = [w for w in operands if w != "--"]
+    if cmd.argv[0] == "popd" or (cmd.argv[0] == "pushd" and not operands):
+        return None
+    target = operands[0] if operands else "~"
+    candidate = _path_candidate(target, live=True)
+    if not candidate or target == "-" or candidate != target:  # `cd -`, `$X`, a glob: we cannot tell where
+        return None
+    moved = [resolve(c, candidate) for c in cwds]
+    return list(dict.fromkeys([*cwds, *moved]))
 
 
 _EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
 _OPERATOR = re.compile(r"^[();<>|&]+$")
 
 
-def _command_paths(cmd: SimpleCommand, cwd: Path, root: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+def _command_paths(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
     words = [a.split("=", 1)[1] for a in cmd.assignments if "=" in a]
     words += cmd.argv[1:]
     text_words = _loose_words(cmd.text)
     if cmd.argv and cmd.argv[0] in text_words:
         text_words.remove(cmd.argv[0])  # the program itself may live anywhere (`/usr/bin/git`)
     words += text_words  # also catches redirection targets, which argv does not hold
-    return _words_outside(list(dict.fromkeys(words)), cwd, root, live=_has_live_expansion(cmd.text))
+    return _words_outside(list(dict.fromkeys(words)), cwds, root, live=_has_live_expansion(cmd.text))
 
 
 def _loose_words(text: str) -> list[str]:
@@ -464,22 +495,44 @@ def _loose_words(text: str) -> list[str]:
 
 
 def _words_outside(
-    words: Sequence[str], cwd: Path, root: Path, *, live: bool
+    words: Sequence[str], cwds: list[Path] | None, root: Path, *, live: bool
 ) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """The words that reach outside `root` from any of `cwds` (None: the directory is unknowable, so every
+    relative path is), and every path the words name, globs expanded (for Read/Edit deny rules)."""
     outside: list[str] = []
     paths: list[Path] = []
     for word in words:
         candidate = _path_candidate(word, live)
         if candidate is None or candidate in _SAFE_DEVICES:
             continue
-        if candidate == "":  # its value is only known when the shell runs: it could be anywhere
-            outside.append(word)
+        if candidate == "" or (cwds is None and not os.path.isabs(os.path.expanduser(candidate))):
+            outside.append(word)  # its value is only known when the shell runs: it could be anywhere
             continue
-        path = resolve(cwd, candidate)
-        paths.append(path)
-        if not inside(root, path):
-            outside.append(word)
-    return tuple(outside), tuple(paths)
+        value = ansi_c_value(word)
+        for base in cwds or [root]:
+            path = resolve(base, candidate)
+            paths.append(path)
+            paths += _glob_matches(base, value) if candidate != value else ()
+            if not inside(root, path) and word not in outside:
+                outside.append(word)
+    return tuple(outside), tuple(dict.fromkeys(paths))
+
+
+_GLOB_LIMIT = 200
+
+
+def _glob_matches(base: Path, pattern: str) -> list[Path]:
+    """What a glob word expands to from `base` (as bash would: dotfiles only for a leading dot), capped."""
+    import glob
+    import itertools
+
+    if not any(c in pattern for c in "*?["):
+        return []
+    try:
+        found = itertools.islice(glob.iglob(os.path.expanduser(pattern), root_dir=base), _GLOB_LIMIT)
+        return [resolve(base, match) for match in found]
+    except (OSError, ValueError, re.error):
+        return []
 
 
 def _path_candidate(word: str, live: bool) -> str | None:
@@ -495,6 +548,12 @@ def _path_candidate(word: str, live: bool) -> str | None:
             return None
         if not word:
             return None
+    if "$'" in word:
+        word = ansi_c_value(word)  # `$'\x2fetc'` is `/etc`
+    elif '$"' in word:
+        return ""  # a translated string: its text depends on the locale's catalogue
+    if word.startswith("~") and word != "~" and not word.startswith("~/"):
+        return ""  # `~-` (the previous directory), `~+`, `~user`: only the shell knows where
     if live and _EXPANSION.search(word):
         return ""
     if "{" in word and ("," in word or ".." in word):
@@ -524,17 +583,106 @@ def _variants(cmd: SimpleCommand, depth: int = 0) -> Iterator[tuple[str, ...]]:
     """Ways a deny/ask rule may see a command: as written, without wrappers (`sudo`, `env`, `xargs`), by the
     program's base name, and the commands inside `sh -c '...'`, `eval` and `find -exec`. Best effort: deny rules
     on Bash are a guard rail, not a sandbox."""
-    argv = list(cmd.argv)
-    yield (*cmd.assignments, *argv)
-    while argv and os.path.basename(argv[0]) in _WRAPPERS:
-        argv.pop(0)
-        while argv and _WRAPPER_ARG.match(argv[0]):
-            argv.pop(0)
-    for words in (argv, [os.path.basename(argv[0]), *argv[1:]] if argv else []):
-        if words:
-            yield tuple(words)
-    if depth < 3 and argv:
-        yield from _nested(argv, depth)
+    argv = [ansi_c_value(w) for w in cmd.argv]
+    yield (*cmd.assignments, *cmd.argv)
+    yield from _program_variants(argv, depth)
+
+
+def _program_variants(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
+    if not argv:
+        return
+    yield tuple(argv)
+    yield (os.path.basename(argv[0]), *argv[1:])
+    if depth >= 3:
+        return
+    if os.path.basename(argv[0]) in _WRAPPERS:
+        for start in range(1, min(len(argv), _MAX_TAILS)):
+            yield from _program_variants(argv[start:], depth + 1)
+    yield from _nested(argv, depth)
+
+
+def runs_hidden_commands(cmd: SimpleCommand) -> bool:
+    """True when the command runs a command line we cannot read: a shell or `eval` fed from stdin, a pipe or a
+    here-string (`echo rm x | bash`, `bash <<< "rm x"`), possibly behind wrappers (`xargs sh`). A script file
+    (`bash build.sh`) is not counted: no rule can see inside the programs a command starts."""
+    argv = [ansi_c_value(w) for w in cmd.argv]
+    for start in range(min(len(argv), _MAX_TAILS)):
+        program = os.path.basename(argv[start])
+        if program == "eval" and any(_EXPANSION.search(w) for w in argv[start + 1 :]):
+            return True
+        if program in _SHELLS and _shell_reads_stdin(argv[start + 1 :]):
+            return True
+        if start == 0 and program not in _WRAPPERS:
+            return False
+    return False
+
+
+def _shell_reads_stdin(args: Sequence[str]) -> bool:
+    """A shell with these arguments reads its commands from stdin (no `-c`, no script operand, or `-s`)."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in _SHELL_OPTIONS_WITH_ARG:
+            skip = True
+            continue
+        if word == "--":
+            continue
+        if word.startswith(("-", "+")):
+            if not word.startswith("--") and "s" in word[1:]:
+                return True
+            if not word.startswith("--") and "c" in word[1:]:
+                return False  # `-c script`: analysed by `_nested`
+            continue
+        return False  # a script file
+    return True
+
+
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+_ANSI_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def ansi_c_value(word: str) -> str:
+    """`word` with each `$'...'` (bash's ANSI-C quoting) replaced by the text it stands for: `$'\\x2ftmp'` is
+    `/tmp`, `$'rm'` is `rm`. Other text is left as it is."""
+    if "$'" not in word:
+        return word
+    return _ANSI_C.sub(lambda m: _ansi_c_decode(m.group(1)), word)
+
+
+def _ansi_c_decode(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\" or i + 1 == len(body):
+            out.append(char)
+            i += 1
+            continue
+        code = body[i + 1]
+        i += 2
+        if code in _ANSI_ESCAPES:
+            out.append(_ANSI_ESCAPES[code])
+        elif code in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[code]
+            digits = re.match(f"[0-9A-Fa-f]{{1,{width}}}", body[i:])
+            if digits:
+                out.append(chr(min(int(digits.group(0), 16), 0x10FFFF)))
+                i += len(digits.group(0))
+            else:
+                out.append("\\" + code)
+        elif code in "01234567":
+            digits = re.match(r"[0-7]{1,3}", body[i - 1 :])
+            assert digits is not None
+            out.append(chr(int(digits.group(0), 8) & 0xFF))
+            i += len(digits.group(0)) - 1
+        elif code == "c" and i < len(body):
+            out.append(chr(ord(body[i]) & 0x1F))
+            i += 1
+        else:
+            out.append(code)  # \\ \' \" \? and unknown escapes
+    return "".join(out)
 
 
 def _nested(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
@@ -689,8 +837,12 @@ class RuleSet:
 
 
 def _bash_hit(matcher: _BashPattern, bash: BashView) -> bool:
+    """True when a deny/ask rule may apply: some form of some simple command matches it, or a command runs a
+    command line we cannot read (fail closed: `echo rm x | bash` may well be `rm x`)."""
     if not bash.analysis.parsed:
         return matcher.mentioned_in(bash.command)
+    if any(runs_hidden_commands(view.command) for view in bash.commands):
+        return True
     if matcher.kind == "exact" and bash.command.strip() == matcher.exact:
         return True
     return any(matcher.matches(words) for view in bash.commands for words in _variants(view.command))

@@ -45,7 +45,8 @@ Read-only commands (the command word must be a bare literal name: not `$CMD`, no
 * `[[ ]]` without `-v` / `-R`, and with `-eq -ne -lt -le -gt -ge` only between literal numbers (see arithmetic
   above). Its words are neither split nor globbed, so an expansion cannot turn into an operator.
 * `sed` without `-i` / `--in-place` / `-f` (script from a file), with a literal script that has no `w`, `W` or `e`
-  command and no `w` / `e` flag on `s`.
+  command, no `w` / `e` flag on `s`, and no `r` / `R` (which read a file named inside the script, where the
+  workspace and Read-rule checks on arguments cannot see it).
 * `git` with no global options except `--no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs
   --noglob-pathspecs --icase-pathspecs --no-replace-objects --no-advice` (so no `-c`, `-C`, `--git-dir`,
   `--work-tree`, `--exec-path`, `--config-env`, `-p`), and a subcommand from: `status diff log show blame shortlog
@@ -588,6 +589,8 @@ def _sed_script_problem(script: str) -> str | None:
             return f"sed {command} writes a file"
         if command == "e":
             return "sed e runs a command"
+        if command in "rR":
+            return f"sed {command} reads a file its script names (the path checks cannot see it)"
         if command in "{}":
             continue
         if command in "=dDgGhHnNpPxzFlLqQv":
@@ -597,7 +600,7 @@ def _sed_script_problem(script: str) -> str | None:
                 while i < n and (script[i].isdigit() or (command == "v" and script[i] == ".")):
                     i += 1
             i = end_of_command(i)
-        elif command in "aicrR":
+        elif command in "aic":
             # Text or a file name up to the end of the line; a backslash continues the text onto the next line.
             while i < n and script[i] != "\n":
                 i += 2 if script[i] == "\\" else 1
