@@ -210,3 +210,41 @@ def test_ctrl_c_interrupts_cleanly(fake_llm: FakeLLMServer, tmp_path: Path) -> N
     assert proc.returncode == 130
     assert err.strip().splitlines()[-1] == "interrupted"
     assert "Traceback" not in err
+
+
+def test_sigterm_stops_a_running_command_and_its_process_group(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    marker = f"313.{os.getpid()}"
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": f"sleep {marker} & sleep {marker}"})]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "react_agent_mini", "run it"],
+        env=env_for("openai", fake_llm, ALLOW_WRITE="1"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not _running(marker):
+        time.sleep(0.05)
+    assert _running(marker), "the command never started"
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and "Traceback" not in err
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _running(marker):
+        time.sleep(0.05)
+    assert not _running(marker), "the command's processes outlived the agent"
+
+
+def _running(argument: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (
+                    argument.encode() in (entry / "cmdline").read_bytes()
+                    and b"sleep" in (entry / "cmdline").read_bytes()
+                ):
+                    return True
+            except OSError:
+                continue
+    return False

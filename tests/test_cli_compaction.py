@@ -109,3 +109,25 @@ def test_a_context_length_refusal_is_answered_by_a_summary_and_one_retry(
     texts = [b.get("text", "") for m in retry if m["role"] == "user" for b in m["content"] if b["type"] == "text"]
     assert any("SUMMARY: one rule so far." in t for t in texts)
     assert "Rule one: never change the public API." in texts and texts[-1] == "Now add a helper."
+
+
+def test_a_refusal_within_one_long_headless_turn_clears_old_tool_results_and_retries(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    for i in range(10):
+        (tmp_path / f"part{i}.txt").write_text(f"part {i}\n" + "lorem ipsum dolor sit amet\n" * 120)
+    refusal = "This model's maximum context length is 4000 tokens. However, you requested 9800 tokens."
+    fake_llm.enqueue(
+        Reply(tool_calls=[ToolCall("Read", {"file_path": f"part{i}.txt"}) for i in range(10)]),
+        HttpError(400, refusal),
+        Reply(text="All ten parts read."),
+    )
+    proc = ram("read every part", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("All ten parts read.")
+    assert "window is 4,000 tokens" in proc.stderr and "Traceback" not in proc.stderr
+    retry = fake_llm.requests[-1].body["messages"]
+    results = [m["content"] for m in retry if m["role"] == "tool"]
+    assert len(results) == 10  # every call still answered
+    assert sum(r.startswith("[Old tool result content cleared] tool=Read part") for r in results) == 6
+    assert fake_llm.requests[-2].body["messages"] != retry  # the refused request was bigger

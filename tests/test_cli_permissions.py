@@ -152,3 +152,20 @@ def test_search_tools_do_not_reveal_files_reading_is_denied_for(fake_llm: FakeLL
     assert glob == "app.py"
     assert read.startswith("Error: ") and "hunter2" not in read
     assert sneaky.startswith("Error: ") and "hunter2" not in sneaky
+
+
+def test_json_output_lists_permission_denials_and_the_init_says_the_mode(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(
+        Reply(tool_calls=[write_call("new.txt", "x"), bash_call("ls")]),
+        Reply(text="I could not write it."),
+    )
+    proc = ram("--output-format", "stream-json", "write it", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    init, result = events[0], events[-1]
+    assert init["subtype"] == "init" and init["permissionMode"] == "default" and init["mcp_servers"] == []
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Write"]  # ls ran: not a denial
+    assert result["permission_denials"][0]["tool_input"] == {"file_path": "new.txt", "content": "x"}
+    assert result["total_cost_usd"] is not None and result["total_cost_usd"] >= 0  # deepseek-chat has a list price

@@ -67,11 +67,15 @@ def test_result_object_fields() -> None:
         "result": "answer",
         "session_id": "sid",
         "model": "deepseek-chat",
+        "total_cost_usd": None,
         "usage": {
             "input_tokens": 1,
             "output_tokens": 2,
             "cache_creation_input_tokens": 4,
             "cache_read_input_tokens": 3,
         },
+        "permission_denials": [],
         "error": "boom",
     }
+    aborted = result_object(Terminal("aborted", 1), summary)
+    assert aborted["subtype"] == "error_during_execution" and aborted["error"] == "interrupted"

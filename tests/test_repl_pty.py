@@ -548,3 +548,23 @@ def test_a_context_length_error_says_what_to_do_and_the_recap_pairs_the_last_exc
         assert "agent: (no answer: the turn did not finish)" in recap and "The first answer." not in recap
         term.send("\x04")
         assert term.wait() == 0
+
+
+def test_sigterm_during_a_turn_stops_its_command_and_leaves_with_143(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    marker = f"31.{os.getpid()}7"
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": f"sleep {marker}"})]))
+    with ram_term(fake_llm, tmp_path, "--allowed-tools", "Bash(sleep:*)") as term:
+        term.prompt()
+        term.line("do the slow thing")
+        term.expect(f"Bash sleep {marker}")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not _alive_with(marker):
+            time.sleep(0.05)
+        assert _alive_with(marker)
+        os.kill(term.pid, signal.SIGTERM)
+        assert term.wait() == 143
+        assert "Traceback" not in term.text
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive_with(marker):
+        time.sleep(0.05)
+    assert not _alive_with(marker)

@@ -58,6 +58,8 @@ exit codes:
   2    usage or configuration error (e.g. no API key)
   3    stopped at --max-turns
   130  interrupted (Ctrl+C)
+  141  stdout closed before the end (e.g. ram ... | head)
+  143  terminated (SIGTERM; running commands are stopped as for Ctrl+C)
 """
 
 
@@ -128,8 +130,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usable_streams() -> None:
+    """A closed stdout or stderr (`ram task >&-`) becomes /dev/null: output is lost, not the run."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
+
+
+def clean_text(text: str) -> str:
+    """Text from argv or stdin that may hold undecodable bytes (Python keeps them as lone surrogates, which
+    cannot be written anywhere): each such byte becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    _usable_streams()
+    args_list = [clean_text(a) for a in (sys.argv[1:] if argv is None else argv)]
     if args_list[:1] == ["mcp"]:
         return _mcp_command(args_list[1:])
     parser = build_parser()
@@ -142,9 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # stdout went away (e.g. `ram task | head`): nothing left to say
+        # stdout went away (e.g. `ram task | head`): nothing left to say; exit as a process killed by SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 141
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -163,7 +183,7 @@ def _run(args: argparse.Namespace) -> int:
         args.resume = picked
     if args.pipe or (not task and not stdin_is_tty):
         mode = "pipe"
-        piped = "" if stdin_is_tty else sys.stdin.read()
+        piped = "" if stdin_is_tty else sys.stdin.buffer.read().decode("utf-8", "replace")
         task = "\n\n".join(part for part in (task, piped.strip()) if part)
         if not task:
             print("error: no task given (pass it as an argument or on stdin)", file=sys.stderr)
@@ -301,6 +321,8 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resum
             resume=resume,
         )
         return asyncio.run(run)
+    except BrokenPipeError:
+        raise  # handled in main()
     except Exception as exc:  # last resort: one line, never a traceback
         if os.environ.get("RAM_DEBUG") == "1":
             raise

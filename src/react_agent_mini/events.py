@@ -79,6 +79,8 @@ class ToolFinished(msgspec.Struct, frozen=True):
     result: ToolResultBlock
     after: tuple[ContentBlock, ...] = ()
     """Blocks the tool asked to place after its result (e.g. a skill body)."""
+    denied: bool = False
+    """The permission check refused the call (it did not run)."""
 
 
 class ToolResults(msgspec.Struct, frozen=True):

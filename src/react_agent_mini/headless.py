@@ -11,12 +11,13 @@ import contextlib
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 from .app import PermissionOptions, build_session
 from .config import ProviderConfig
-from .events import AssistantTurn, Terminal, ToolResults
+from .events import AssistantTurn, Terminal, ToolFinished, ToolResults
 from .messages import ToolUseBlock
 from .output import (
     JsonRenderer,
@@ -28,6 +29,7 @@ from .output import (
     exit_code,
 )
 from .session import Session
+from .ui.cost import cost_usd
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:
@@ -35,30 +37,40 @@ def _describe(session: Session, use: ToolUseBlock) -> str:
     return tool.describe_call(use.input) if tool else ""
 
 
-@contextlib.contextmanager
-def interrupt_aborts_turn(session: Session):  # type: ignore[no-untyped-def]
-    """While a turn runs, Ctrl+C aborts it; a second Ctrl+C exits immediately with 130."""
-    loop = asyncio.get_running_loop()
-    presses = 0
+class Stopped:
+    """Which signal stopped the run, if any (its exit code replaces the turn's)."""
 
-    def on_sigint() -> None:
-        nonlocal presses
-        presses += 1
-        if presses > 1 or not session.abort_current_turn("interrupted"):
+    def __init__(self) -> None:
+        self.exit_code: int | None = None
+
+
+@contextlib.contextmanager
+def interrupt_aborts_turn(session: Session) -> Iterator[Stopped]:
+    """While a turn runs, Ctrl+C (SIGINT) or SIGTERM aborts it — the model stream, running tools and their process
+    groups — and the run ends with 130 or 143; a second signal exits at once."""
+    loop = asyncio.get_running_loop()
+    stopped = Stopped()
+
+    def on_signal(code: int) -> None:
+        first = stopped.exit_code is None
+        stopped.exit_code = code
+        if not first or not session.abort_current_turn("interrupted" if code == 130 else "terminated"):
             sys.stderr.write("\nforced exit\n")
             sys.stderr.flush()
-            raise SystemExit(130)
+            raise SystemExit(code)
 
+    installed = []
+    for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        try:
+            loop.add_signal_handler(signum, on_signal, code)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or no signal support
+            pass
     try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-        installed = True
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signal support
-        installed = False
-    try:
-        yield
+        yield stopped
     finally:
-        if installed:
-            loop.remove_signal_handler(signal.SIGINT)
+        for signum in installed:
+            loop.remove_signal_handler(signum)
 
 
 async def run_headless(
@@ -100,25 +112,37 @@ async def run_headless(
     started = api_started = time.monotonic()
     api_seconds = 0.0
     terminal = Terminal("error", 0, "the turn ended without a result")
+    stopped = Stopped()
     mcp = built.mcp
     try:
         mcp.start()
         for warning in await mcp.join(session.tools):
             err.write(f"warning: {warning}\n")
         if isinstance(renderer, StreamJsonRenderer):  # after MCP joined, so the tool list is complete
+            manager = mcp.manager
             renderer.init(
-                model=provider.model, provider=provider.name, cwd=str(session.context.cwd), tools=session.tools.names()
+                model=provider.model,
+                provider=provider.name,
+                cwd=str(session.context.cwd),
+                tools=session.tools.names(),
+                permission_mode=built.policy.mode,
+                mcp_servers=[{"name": s.name, "status": s.state} for s in manager.status()] if manager else [],
             )
         attached, mention_warnings = await mcp.mentions(task)
         for warning in mention_warnings:
             err.write(f"warning: {warning}\n")
-        with interrupt_aborts_turn(session):
+        with interrupt_aborts_turn(session) as stopped:
             async for event in session.run_turn(task, inject_before=attached):
                 if isinstance(event, AssistantTurn):
                     api_seconds += time.monotonic() - api_started
                     summary.result = event.message.text
                 elif isinstance(event, ToolResults):
                     api_started = time.monotonic()
+                elif isinstance(event, ToolFinished) and event.denied:
+                    use = event.tool_use
+                    summary.permission_denials.append(
+                        {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
+                    )
                 elif isinstance(event, Terminal):
                     terminal = event
                 renderer.event(event)
@@ -127,7 +151,8 @@ async def run_headless(
         await provider.aclose()
         built.recorder.close()
     summary.usage = session.totals.usage
+    summary.total_cost_usd = cost_usd(provider.model, summary.usage)
     summary.duration_ms = round((time.monotonic() - started) * 1000)
     summary.duration_api_ms = round(api_seconds * 1000)
     renderer.finish(terminal, summary)
-    return exit_code(terminal)
+    return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)

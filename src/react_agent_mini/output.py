@@ -39,7 +39,7 @@ EXIT_ABORTED = 130
 _SUBTYPES = {
     "completed": "success",
     "max_turns": "error_max_turns",
-    "aborted": "error_aborted",
+    "aborted": "error_during_execution",  # Claude Code has no subtype of its own for an interrupted run
     "error": "error_during_execution",
 }
 _EXIT_CODES = {
@@ -75,6 +75,10 @@ class RunSummary(msgspec.Struct):
     """Text of the last assistant message."""
     duration_ms: int = 0
     duration_api_ms: int = 0
+    total_cost_usd: float | None = None
+    """At list price, when the model's price is known."""
+    permission_denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    """Calls the permission check refused: `tool_name`, `tool_use_id`, `tool_input` (Claude Code's shape)."""
 
 
 def result_object(terminal: Terminal, summary: RunSummary) -> dict[str, Any]:
@@ -89,10 +93,12 @@ def result_object(terminal: Terminal, summary: RunSummary) -> dict[str, Any]:
         "result": summary.result,
         "session_id": summary.session_id,
         "model": summary.model,
+        "total_cost_usd": summary.total_cost_usd,
         "usage": summary.usage.to_dict(),
+        "permission_denials": summary.permission_denials,
     }
-    if terminal.error:
-        out["error"] = terminal.error
+    if terminal.error or terminal.reason == "aborted":
+        out["error"] = terminal.error or "interrupted"
     return out
 
 
@@ -200,7 +206,16 @@ class StreamJsonRenderer:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
-    def init(self, *, model: str, provider: str, cwd: str, tools: list[str]) -> None:
+    def init(
+        self,
+        *,
+        model: str,
+        provider: str,
+        cwd: str,
+        tools: list[str],
+        permission_mode: str = "default",
+        mcp_servers: list[dict[str, str]] | None = None,
+    ) -> None:
         self.emit(
             {
                 "type": "system",
@@ -210,6 +225,8 @@ class StreamJsonRenderer:
                 "model": model,
                 "provider": provider,
                 "tools": tools,
+                "permissionMode": permission_mode,
+                "mcp_servers": mcp_servers or [],
             }
         )
 

@@ -15,13 +15,18 @@ import msgspec
 from .abort import Aborted, AbortSignal
 from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
-from .events import AssistantTurn, Compacted, QueryEvent, Terminal, ToolResults
+from .events import AssistantTurn, Compacted, Notice, QueryEvent, Terminal, ToolResults
 from .loop import QueryDeps, QueryParams, query
 from .messages import Message, Usage, user_text
 from .tools.base import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .compact.meter import ContextReading
+
+
+FITTING_CHARS_PER_TOKEN = 2
+"""After a refusal that states the window: the outbound pipeline's threshold becomes this many characters per
+token of it (about half the window for code and English, so the retry has room for the answer)."""
 
 
 class SessionTotals(msgspec.Struct):
@@ -117,11 +122,11 @@ class Session:
                 # The model refused the request as longer than its window: learn the window it stated, summarise
                 # the older history (as /compact does), and try once more.
                 retried = True
-                compacted = await self._compact_for_window(event.context_limit, signal)
-                if compacted is None:
+                recovered = await self._fit_window(event.context_limit, signal)
+                if recovered is None:
                     yield event
                     return
-                yield compacted
+                yield recovered
         finally:
             self._signal = None
 
@@ -137,19 +142,31 @@ class Session:
             max_tokens=self.max_tokens,
         )
 
-    async def _compact_for_window(self, limit: int, signal: AbortSignal) -> Compacted | None:
-        """After a context-length refusal: the rewritten history, or None when there was nothing to summarise or
-        the summary failed (or the user interrupted it)."""
+    async def _fit_window(self, limit: int, signal: AbortSignal) -> Compacted | Notice | None:
+        """After a context-length refusal: summarise the older history (as `/compact` does), and when the refusal
+        stated the window, also lower the outbound pipeline's threshold to fit it (within one long turn there is
+        nothing older to summarise, but old tool results can still be cleared). What was done, or None when
+        nothing could help (or the user interrupted)."""
+        tightened = False
         if limit:
             self.compaction.learn_window(limit)
+            fitting = limit * FITTING_CHARS_PER_TOKEN
+            if fitting < self.compact.threshold_chars:
+                self.compact = msgspec.structs.replace(self.compact, threshold_chars=fitting)
+                tightened = True
         try:
             result = await signal.race(self.compaction.now(self.messages, self.system_prompt, self.tools.specs()))
         except Aborted:
             return None
-        if not isinstance(result, Compacted):
-            return None
-        self._rewrite(result.messages)
-        return Compacted(result.messages, f"The model refused the request as too long. {result.notice}")
+        if isinstance(result, Compacted):
+            self._rewrite(result.messages)
+            return Compacted(result.messages, f"The model refused the request as too long. {result.notice}")
+        if tightened:
+            return Notice(
+                f"The model refused the request as too long (its window is {limit:,} tokens); old tool results "
+                "are now cleared sooner. Trying again."
+            )
+        return None
 
     async def _autocompact(self, history: Sequence[Message]) -> Compacted | None:
         return await self.compaction.maybe(history, self.system_prompt, self.tools.specs())

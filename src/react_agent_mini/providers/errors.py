@@ -105,8 +105,8 @@ def stated_limit(detail: str) -> int | None:
 
 
 CONTEXT_TOO_LONG_HINT = (
-    "the conversation is too long for this model: /compact shrinks it, /clear starts afresh; "
-    "CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
+    "the conversation is longer than the model's window: in the REPL /compact shrinks it and /clear starts "
+    "afresh; CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
 )
 _TOO_LONG = re.compile(
     r"context[ _-]?length|context window|maximum context|prompt is too long|too many tokens|"

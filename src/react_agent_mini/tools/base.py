@@ -36,6 +36,8 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """Blocks to place after this call's tool_result (e.g. a skill body), never before it."""
     images: tuple[ImageData, ...] = ()
     """Images for the tool_result (the content names each one in a placeholder line)."""
+    denied: bool = False
+    """Set by the runner when the permission check refused the call."""
 
 
 class ToolContext(msgspec.Struct):

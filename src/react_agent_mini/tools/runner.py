@@ -83,7 +83,7 @@ async def run_tool_calls(uses: Sequence[ToolUseBlock], run: ToolRun) -> AsyncIte
 def _finish(use: ToolUseBlock, output: ToolOutput) -> ToolFinished:
     trace("tool.end", name=use.name, id=use.id, ok=not output.is_error)
     result = ToolResultBlock(use.id, output.content, output.is_error, images=output.images)
-    return ToolFinished(use, result, output.after)
+    return ToolFinished(use, result, output.after, denied=output.denied)
 
 
 async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
@@ -112,7 +112,7 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
         )
     if isinstance(decision, Deny):
         run.end_turn = run.end_turn or decision.end_turn
-        return ToolOutput(decision.message, is_error=True)
+        return ToolOutput(decision.message, is_error=True, denied=True)
     return _Ready(use, tool, args)
 
 

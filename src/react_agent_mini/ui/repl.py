@@ -105,16 +105,18 @@ class Repl:
             # Between prompts the terminal stays without echo and line editing, so whatever is typed while a turn
             # runs (Ctrl+D included) reaches the next prompt as typed; prompt_toolkit sets raw mode over this.
             self._quiet_tty(keep_lines=False)
-        try:
-            loop.add_signal_handler(signal.SIGINT, self._on_sigint)
-            handler = True
-        except (NotImplementedError, RuntimeError, ValueError):  # no signals here: Ctrl+C still works as a key
-            handler = False
+        installed = []
+        for signum, handler in ((signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)):
+            try:
+                loop.add_signal_handler(signum, handler)
+                installed.append(signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # no signals here: Ctrl+C still works as a key
+                pass
         try:
             return await self._loop()
         finally:
-            if handler:
-                loop.remove_signal_handler(signal.SIGINT)
+            for signum in installed:
+                loop.remove_signal_handler(signum)
             await self._close()
 
     def _banner(self) -> None:
@@ -270,6 +272,17 @@ class Repl:
         else:  # the work ignores cancellation: leave now
             self._restore_tty()
             os._exit(130)
+
+    def _on_sigterm(self) -> None:
+        """SIGTERM: stop the running turn as Ctrl+C would (its processes too), then leave with 143."""
+        self._exit_code = 143
+        task = self._busy_task
+        if task is not None and not task.done():
+            session = self.built.session if self.built is not None else None
+            if session is None or not session.abort_current_turn("terminated"):
+                task.cancel()
+        elif self.input is not None:
+            self.input.interrupt()
 
     # ---- turns ----
 
