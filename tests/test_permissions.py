@@ -1034,3 +1034,97 @@ async def test_accept_edits_still_asks_for_files_that_decide_what_runs(ws: Path,
     assert isinstance(decision, Deny) and len(asker.requests) == 1
     assert "can make later commands run programs" in asker.requests[0].reason
     assert await decide(policy(ws, mode="acceptEdits"), EDIT, file_path="src/app.py") == Allow()
+
+
+# ---------------------------------------------------------------- found by red-teaming: no way around either
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat [s]rc/../../outside/secret.txt",  # a word starting with a glob
+        "cat */../../outside/secret.txt",
+        "cat */secret.txt",  # through the `link` symlink
+        "cat l*/secret.txt",
+        "cat li?k/secret.txt",
+        "date -uf../outside/secret.txt",  # a path glued to options after a letter
+        "git config -lf../outside/secret.txt",
+        "dd if=~/x of=leak",  # bash expands ~ after = too
+        "grep -R secret .",  # follows the symlink out
+        "builtin cd && cat x",  # home
+        'eval "cd .." && cat x',
+        "CDPATH=x:link; cd od && cat x",
+    ],
+)
+async def test_reads_that_leave_the_workspace_are_asked(ws: Path, command: str) -> None:
+    decision = await decide(policy(ws), BASH, command=command)
+    assert isinstance(decision, Deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat */key.txt",
+        "cd secrets && cat *",
+        "grep -r k",  # recursive from the workspace: reads secrets/key.txt
+        "grep -rn k .",
+        "rg k",
+        "git show HEAD:secrets/key.txt",
+        "git grep k",
+        "git log -p",
+        "tar -cf - .",
+        "date -ufsecrets/key.txt",
+        "cat <<EOF; cat secrets/key.txt\nx\nEOF",  # the parser refuses it: fail closed
+    ],
+)
+async def test_read_deny_rules_see_recursive_readers_git_objects_and_unparsed_commands(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Read(./secrets/**)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny) and "Read(./secrets/**)" in decision.message, command
+    for fine in ("grep -rn print src", "rg print src", "git status", "cat src/app.py | wc -l", "ls"):
+        assert await decide(p, BASH, command=fine) == Allow(), fine
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "${x:-rm} f",
+        "$(echo rm) f",
+        "x=rm; $x f",
+        "rm{,} f",
+        "r? f",
+        "bash -c -e 'rm f'",
+        "bash -c -- 'rm f'",
+        "bash /dev/stdin <<< 'rm f'",
+        ". /dev/stdin <<< 'rm f'",
+        "source <(echo rm f)",
+        "bash <(echo rm f)",
+        "env -S 'rm f'",
+        "su -c 'rm f'",
+        "flock F -c 'rm f'",
+        "script -qc 'rm f' /dev/null",
+        "watch -n1 'rm f'",
+        "git -c alias.x='!rm f' x",
+        "echo | sed 'e rm f'",
+        "trap 'rm f' EXIT",
+        "BASH_ENV=<(echo rm f) bash -c true",
+        "bash -c 'eval \"$1\"' _ 'rm f'",
+        "echo $((x)); r''m f",  # the parser gives up on the line: fail closed
+    ],
+)
+async def test_bash_deny_rules_fail_closed_on_names_and_scripts_they_cannot_read(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Bash(rm:*)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny) and "Bash(rm:*)" in decision.message, command
+
+
+async def test_a_repository_the_agent_wrote_is_not_trusted_by_read_only_git(ws: Path) -> None:
+    evil = ws / "evil"
+    (evil / "objects").mkdir(parents=True)
+    (evil / "refs").mkdir()
+    (evil / "HEAD").write_text("ref: refs/heads/main\n")
+    (evil / "config").write_text('[core]\n\tfsmonitor = "touch pwned; false"\n')
+    decision = await decide(policy(ws), BASH, command="cd evil && git status")
+    assert isinstance(decision, Deny), "git in a repository we did not start in must be asked"
+    (ws / ".git").mkdir()
+    assert await decide(policy(ws), BASH, command="git status") == Allow()

@@ -116,6 +116,9 @@ class CommandView(msgspec.Struct, frozen=True):
     """Arguments naming a place outside the workspace, or one that cannot be known before running (`$HOME/x`)."""
     paths: tuple[Path, ...]
     """Every argument read as a resolved path (for Read/Edit deny rules)."""
+    recursive: tuple[Path, ...] = ()
+    """Directories the command reads the contents of recursively (`grep -r`, `rg`, `git grep`/`show`, `tar`):
+    a Read deny rule covering any file below them applies."""
 
 
 class BashView(msgspec.Struct, frozen=True):
@@ -138,7 +141,7 @@ class BashView(msgspec.Struct, frozen=True):
     @property
     def read_only(self) -> bool:
         """True when the whole command parsed and cannot change anything."""
-        return self.analysis.parsed and self.analysis.read_only
+        return self.analysis.parsed and self.analysis.read_only and all(c.read_only for c in self.commands)
 
 
 class CallView(msgspec.Struct, frozen=True):
@@ -441,9 +444,14 @@ def inspect_command(command: str, root: Path, cwd: Path | None = None) -> BashVi
     # in is kept (a `cd` inside `if` or after `||` may not run), and after a `cd` we cannot follow (`cd -`, `cd
     # $X`, `popd`) relative paths are unknowable, so they count as outside.
     cwds: list[Path] | None = [cwd]
+    trusted_git = _git_dir_for(root)
     for cmd in analysis.commands:
         outside, paths = _command_paths(cmd, cwds, root)
-        views.append(CommandView(cmd, shell.is_read_only_command(cmd), outside, paths))
+        read_only = shell.is_read_only_command(cmd)
+        if read_only and cmd.argv and cmd.argv[0] == "git" and not _trusted_git(cwds, trusted_git):
+            read_only = False  # a repository the agent may have written itself: its config can run programs
+        outside += _follows_links(cmd)
+        views.append(CommandView(cmd, read_only, outside, paths, _recursive_dirs(cmd, cwds, root)))
         cwds = _after_cd(cmd, cwds)
     loose: tuple[str, ...] = ()
     if not analysis.parsed:
@@ -456,22 +464,125 @@ _CD_COMMANDS = frozenset({"cd", "pushd", "popd"})
 
 def _after_cd(cmd: SimpleCommand, cwds: list[Path] | None) -> list[Path] | None:
     """The directories the shell may be in after `cmd` (None: not knowable)."""
-    if not cmd.argv or cmd.argv[0] not in _CD_COMMANDS or cwds is None:
+    argv = list(cmd.argv)
+    if argv[:1] == ["builtin"]:
+        argv = argv[1:]
+    if cwds is None or not argv:
         return cwds
-    operands = [ansi_c_value(w) for w in cmd.argv[1:] if not (w.startswith("-") and w != "-") or w == "--"]
+    if argv[0] in ("eval", "source", ".") or any(a.split("=", 1)[0] == "CDPATH" for a in (*cmd.assignments, *argv)):
+        return None  # code we do not follow, or `cd` resolved through CDPATH
+    if argv[0] not in _CD_COMMANDS:
+        return cwds
+    operands = [ansi_c_value(w) for w in argv[1:] if not (w.startswith("-") and w != "-") or w == "--"]
     operands = [w for w in operands if w != "--"]
-    if cmd.argv[0] == "popd" or (cmd.argv[0] == "pushd" and not operands):
+    if argv[0] == "popd" or (argv[0] == "pushd" and not operands):
         return None
     target = operands[0] if operands else "~"
     candidate = _path_candidate(target, live=True)
-    if not candidate or target == "-" or candidate != target:  # `cd -`, `$X`, a glob: we cannot tell where
+    if not candidate or target == "-" or candidate != target:  # `cd -`, `$X`, `$'..'`: we cannot tell where
         return None
-    moved = [resolve(c, candidate) for c in cwds]
+    if _is_glob(candidate):  # `cd sec*`: wherever it matches
+        moved = [m for c in cwds for m in _glob_matches(c, candidate)]
+        if not moved or Path("/") in moved:
+            return None
+    else:
+        moved = [resolve(c, candidate) for c in cwds]
     return list(dict.fromkeys([*cwds, *moved]))
 
 
 _EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
 _OPERATOR = re.compile(r"^[();<>|&]+$")
+
+
+def _git_dir_for(start: Path) -> Path | None:
+    """The git directory git would use from `start` (a `.git` entry, or a bare repository's own directory)."""
+    for directory in (start, *start.parents):
+        dot_git = directory / ".git"
+        if dot_git.exists():
+            return dot_git.resolve()
+        if (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir():
+            return directory.resolve()
+    return None
+
+
+def _trusted_git(cwds: list[Path] | None, trusted: Path | None) -> bool:
+    """True when every directory the shell may be in finds the workspace's own repository."""
+    return cwds is not None and all(_git_dir_for(c) == trusted for c in cwds)
+
+
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_LINK_FOLLOWING = {
+    "grep": ("-R", "--dereference-recursive"),
+    "egrep": ("-R", "--dereference-recursive"),
+    "fgrep": ("-R", "--dereference-recursive"),
+    "rg": ("-L", "--follow"),
+    "find": ("-L", "-follow"),
+    "tree": ("-l",),
+    "du": ("-L", "--dereference"),
+    "ls": ("-L", "--dereference"),
+}
+_GIT_CONTENT_FREE = frozenset({"status", "branch", "tag", "remote", "config", "rev-parse", "describe", "ls-files",
+                               "ls-tree", "reflog", "stash", "--version"})  # fmt: skip
+_ARCHIVERS = frozenset({"tar", "zip", "rsync", "scp", "7z", "cpio"})
+
+
+def _short_flags(argv: Sequence[str]) -> str:
+    return "".join(w[1:] for w in argv if w.startswith("-") and not w.startswith("--") and len(w) > 1)
+
+
+def _follows_links(cmd: SimpleCommand) -> tuple[str, ...]:
+    """A recursive reader told to follow symbolic links may leave the workspace through any link in it."""
+    argv = [ansi_c_value(w) for w in cmd.argv]
+    flags = _LINK_FOLLOWING.get(os.path.basename(argv[0])) if argv else None
+    if not flags:
+        return ()
+    short = _short_flags(argv[1:])
+    if any(f in argv[1:] for f in flags) or any(f[1] in short for f in flags if len(f) == 2):
+        return (f"{argv[0]} following symbolic links",)
+    return ()
+
+
+def _recursive_dirs(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> tuple[Path, ...]:
+    """Directories whose whole contents `cmd` may read (see `CommandView.recursive`)."""
+    argv = [ansi_c_value(w) for w in cmd.argv]
+    if not argv:
+        return ()
+    program = os.path.basename(argv[0])
+    args = argv[1:]
+    bases = cwds if cwds is not None else [root]
+    if program == "git":
+        sub = next((a for a in args if not a.startswith("-")), "--version" if "--version" in args else "")
+        return (root,) if sub not in _GIT_CONTENT_FREE else ()
+    recursive = program == "rg" or program in _ARCHIVERS
+    if program in _GREPS:
+        flags = set(_short_flags(args))
+        recursive = (
+            bool({"-r", "-R", "--recursive", "--dereference-recursive"} & set(args))
+            or bool(set("rR") & flags)
+            or any(a.startswith("--directories=rec") or a == "recurse" for a in args)
+        )
+    elif program in ("cp", "scp"):
+        recursive = bool(set("rRa") & set(_short_flags(args))) or "--recursive" in args or "--archive" in args
+    if not recursive:
+        return ()
+    dirs = [resolve(b, a) for b in bases for a in args if not a.startswith("-") and resolve(b, a).is_dir()]
+    return tuple(dict.fromkeys(dirs or bases))
+
+
+def _denied_below(matcher: _PathPattern, directory: Path, root: Path, project: str | None) -> bool:
+    """True when `matcher` covers some file or folder inside `directory` (a bounded walk, links not followed)."""
+    seen = 0
+    for current, dirnames, filenames in os.walk(directory):
+        base = Path(current)
+        for name in (*dirnames, *filenames):
+            seen += 1
+            if seen > _WALK_LIMIT or matcher.matches(base / name, False, root, project):
+                return True  # past the bound, assume the worst
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+    return False
+
+
+_WALK_LIMIT = 20_000
 
 
 def _command_paths(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
@@ -501,53 +612,87 @@ def _words_outside(
     relative path is), and every path the words name, globs expanded (for Read/Edit deny rules)."""
     outside: list[str] = []
     paths: list[Path] = []
+    bases = cwds or [root]
     for word in words:
-        candidate = _path_candidate(word, live)
-        if candidate is None or candidate in _SAFE_DEVICES:
-            continue
-        if candidate == "" or (cwds is None and not os.path.isabs(os.path.expanduser(candidate))):
-            outside.append(word)  # its value is only known when the shell runs: it could be anywhere
-            continue
-        value = ansi_c_value(word)
-        for base in cwds or [root]:
-            path = resolve(base, candidate)
-            paths.append(path)
-            paths += _glob_matches(base, value) if candidate != value else ()
-            if not inside(root, path) and word not in outside:
-                outside.append(word)
+        for candidate in _path_candidates(word, live, bases):
+            if candidate in _SAFE_DEVICES:
+                continue
+            if candidate == "" or (cwds is None and not os.path.isabs(os.path.expanduser(candidate))):
+                if word not in outside:
+                    outside.append(word)  # its value is only known when the shell runs: it could be anywhere
+                continue
+            for base in bases:
+                found = [resolve(base, candidate)]
+                if _is_glob(candidate):
+                    # bash expands it (or, matching nothing, passes it on as it is): every match counts
+                    matches = _glob_matches(base, candidate)
+                    found = matches or [resolve(base, _literal_prefix(candidate) or ".")]
+                    if ".." in candidate.split("/") and not matches:
+                        found.append(resolve(base, candidate.replace("*", "x").replace("?", "x")))
+                paths += found
+                if any(not inside(root, path) for path in found) and word not in outside:
+                    outside.append(word)
     return tuple(outside), tuple(dict.fromkeys(paths))
 
 
-_GLOB_LIMIT = 200
+_GLOB_LIMIT = 500
+
+
+def _is_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The leading directories of a glob before its first wildcard (`src/*/x` → `src`)."""
+    return _static_prefix(pattern)
 
 
 def _glob_matches(base: Path, pattern: str) -> list[Path]:
-    """What a glob word expands to from `base` (as bash would: dotfiles only for a leading dot), capped."""
+    """What a glob word expands to from `base` (as bash would: dotfiles only for a leading dot), capped; more
+    matches than the cap count as one more unknown place."""
     import glob
     import itertools
 
-    if not any(c in pattern for c in "*?["):
-        return []
     try:
-        found = itertools.islice(glob.iglob(os.path.expanduser(pattern), root_dir=base), _GLOB_LIMIT)
-        return [resolve(base, match) for match in found]
+        found = list(itertools.islice(glob.iglob(os.path.expanduser(pattern), root_dir=base), _GLOB_LIMIT + 1))
     except (OSError, ValueError, re.error):
+        return [Path("/")]  # a pattern we cannot expand: assume it reaches anywhere
+    if len(found) > _GLOB_LIMIT:
+        return [Path("/")]
+    return [resolve(base, match) for match in found]
+
+
+def _path_candidates(word: str, live: bool, bases: Sequence[Path]) -> list[str]:
+    """The paths a word may name (`""`: unknowable). Besides the word itself: the value of `--opt=value` and of
+    `name=value` (`dd if=~/x`: bash expands `~` there too), and every tail of a short-option cluster that looks like
+    a path or names an existing file (`-uf/etc/passwd`, `-C/etc`, `-fsecrets/key`)."""
+    if word in ("", "-", "--"):
         return []
+    raw: list[str] = []
+    if word.startswith("-"):
+        if "=" in word:
+            raw.append(word.split("=", 1)[1])
+        elif not word.startswith("--"):
+            for k in range(2, len(word)):
+                tail = word[k:]
+                if "/" in tail or tail.startswith(("~", ".")) or any((b / tail).exists() for b in bases):
+                    raw.append(tail)
+    else:
+        raw.append(word)
+        if "=" in word:
+            raw.append(word.split("=", 1)[1])
+    out: list[str] = []
+    for text in raw:
+        candidate = _path_candidate(text, live)
+        if candidate is not None:
+            out.append(candidate)
+    return out
 
 
 def _path_candidate(word: str, live: bool) -> str | None:
-    """The path a word may name (`""`: unknowable), or None when it cannot be a path."""
+    """The path one word names — a glob stays a glob — (`""`: unknowable), or None when it names nothing."""
     if word in ("", "-", "--"):
         return None
-    if word.startswith("-"):
-        if "=" in word:
-            word = word.split("=", 1)[1]
-        elif not word.startswith("--") and len(word) > 2 and word[2] in "/~.":
-            word = word[2:]  # a value glued to a short option: `-C/etc`
-        else:
-            return None
-        if not word:
-            return None
     if "$'" in word:
         word = ansi_c_value(word)  # `$'\x2fetc'` is `/etc`
     elif '$"' in word:
@@ -558,8 +703,7 @@ def _path_candidate(word: str, live: bool) -> str | None:
         return ""
     if "{" in word and ("," in word or ".." in word):
         return ""  # brace expansion: `{/etc/passwd,x}`
-    cut = min((i for i in (word.find(c) for c in "*?[") if i != -1), default=len(word))
-    return word[:cut] or None
+    return word
 
 
 def _has_live_expansion(text: str) -> bool:
@@ -579,42 +723,105 @@ def _has_live_expansion(text: str) -> bool:
     return False
 
 
+HIDDEN: tuple[str, ...] = ("\x00hidden",)
+"""A variant standing for "this runs a command line we cannot read": every deny and ask rule on Bash applies."""
+_HIDING_VARIABLES = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELLOPTS",
+                               "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF",
+                               "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "LD_PRELOAD", "IFS"})  # fmt: skip
+_SCRIPT_ARGUMENTS = frozenset({"trap", "script", "su", "flock", "watch", "env", "parallel", "ssh", "runuser", "xargs"})
+"""Programs that may run one of their arguments as a shell command line (`trap 'rm f' EXIT`, `su -c 'rm f'`,
+`env -S 'rm f'`, `watch 'rm f'`): every argument with a space in it is analysed as a script."""
+
+
 def _variants(cmd: SimpleCommand, depth: int = 0) -> Iterator[tuple[str, ...]]:
     """Ways a deny/ask rule may see a command: as written, without wrappers (`sudo`, `env`, `xargs`), by the
-    program's base name, and the commands inside `sh -c '...'`, `eval` and `find -exec`. Best effort: deny rules
-    on Bash are a guard rail, not a sandbox."""
-    argv = [ansi_c_value(w) for w in cmd.argv]
+    program's base name, and the commands inside `sh -c '...'`, `eval`, `find -exec`, `trap` and the like; or
+    `HIDDEN` when it runs a command line we cannot read. Programs started from script files (`bash build.sh`,
+    `make`) and code in other languages (`python -c`) are beyond any rule on Bash."""
+    if any(a.split("=", 1)[0] in _HIDING_VARIABLES for a in cmd.assignments):
+        yield HIDDEN  # `BASH_ENV=<(echo rm f) bash -c true`
     yield (*cmd.assignments, *cmd.argv)
-    yield from _program_variants(argv, depth)
+    yield from _program_variants([ansi_c_value(w) for w in cmd.argv], depth)
 
 
 def _program_variants(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
     if not argv:
         return
-    yield tuple(argv)
-    yield (os.path.basename(argv[0]), *argv[1:])
-    if depth >= 3:
+    program = os.path.basename(argv[0])
+    if _EXPANSION.search(argv[0]) or any(c in argv[0] for c in "*?[{"):
+        yield HIDDEN  # `$x f`, `${x:-rm} f`, `$(echo rm) f`, `rm{,} f`, `r? f`: the name is only known when it runs
         return
-    if os.path.basename(argv[0]) in _WRAPPERS:
+    yield tuple(argv)
+    yield (program, *argv[1:])
+    if depth >= 4:
+        yield HIDDEN  # nested deeper than we follow
+        return
+    if program in _WRAPPERS:
         for start in range(1, min(len(argv), _MAX_TAILS)):
             yield from _program_variants(argv[start:], depth + 1)
+    if program in _SCRIPT_ARGUMENTS or program in _WRAPPERS:
+        for word in argv[1:]:
+            if any(c.isspace() for c in word):
+                yield from _script_variants(word, depth + 1)
+    if program == "trap" and len(argv) > 1:
+        yield from _script_variants(argv[1], depth + 1)
+    if program == "git" and _git_runs_config(argv[1:]):
+        yield HIDDEN  # `git -c alias.x='!rm f' x`, `git -c core.pager=...`
+    if program == "sed" and _sed_runs_commands(argv[1:]):
+        yield HIDDEN  # `sed 'e rm f'`
+    if _hidden_input(program, argv[1:]):
+        yield HIDDEN
     yield from _nested(argv, depth)
 
 
-def runs_hidden_commands(cmd: SimpleCommand) -> bool:
-    """True when the command runs a command line we cannot read: a shell or `eval` fed from stdin, a pipe or a
-    here-string (`echo rm x | bash`, `bash <<< "rm x"`), possibly behind wrappers (`xargs sh`). A script file
-    (`bash build.sh`) is not counted: no rule can see inside the programs a command starts."""
-    argv = [ansi_c_value(w) for w in cmd.argv]
-    for start in range(min(len(argv), _MAX_TAILS)):
-        program = os.path.basename(argv[start])
-        if program == "eval" and any(_EXPANSION.search(w) for w in argv[start + 1 :]):
+def _script_variants(script: str, depth: int) -> Iterator[tuple[str, ...]]:
+    from . import shell
+
+    analysis = shell.analyze(script)
+    if not analysis.parsed:
+        yield HIDDEN
+        return
+    for cmd in analysis.commands:
+        yield from _variants(cmd, depth)
+
+
+def _git_runs_config(args: Sequence[str]) -> bool:
+    for word in args:
+        if not word.startswith("-"):
+            return False  # the subcommand: global options are over
+        if word in ("-c", "--config-env") or word.startswith(("-c", "--config-env=")):
             return True
-        if program in _SHELLS and _shell_reads_stdin(argv[start + 1 :]):
-            return True
-        if start == 0 and program not in _WRAPPERS:
-            return False
     return False
+
+
+def _sed_runs_commands(args: Sequence[str]) -> bool:
+    from .shell import sed_script_problem
+
+    scripts = [a for a in args if not a.startswith("-")][:1]
+    scripts += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+    return any("runs a command" in (sed_script_problem(s) or "") for s in scripts) or any(
+        a.startswith(("-f", "--file")) for a in args
+    )
+
+
+def _hidden_input(program: str, args: Sequence[str]) -> bool:
+    """A shell or `eval` running a command line we cannot read: from stdin, a pipe or a here-string (`echo rm x |
+    bash`, `bash <<< "rm x"`), a device or a process substitution (`bash /dev/stdin`, `source <(echo rm x)`)."""
+    if program == "eval":
+        return any(_EXPANSION.search(w) for w in args)
+    if program in ("source", "."):
+        return not args or args[0].startswith(("/dev/", "/proc/", "<(", ">("))
+    if program in _SHELLS:
+        if _shell_reads_stdin(args):
+            return True
+        operand = next((w for w in args if not w.startswith(("-", "+"))), "")
+        return operand.startswith(("/dev/", "/proc/", "<(", ">("))
+    return False
+
+
+def runs_hidden_commands(cmd: SimpleCommand) -> bool:
+    """True when some form of the command runs a command line we cannot read (see `_variants`)."""
+    return any(v == HIDDEN for v in _variants(cmd))
 
 
 def _shell_reads_stdin(args: Sequence[str]) -> bool:
@@ -686,15 +893,13 @@ def _ansi_c_decode(body: str) -> str:
 
 
 def _nested(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
-    from . import shell
-
     program = os.path.basename(argv[0])
     scripts: list[str] = []
     if program in _SHELLS:
-        for i, word in enumerate(argv[1:-1], start=1):
-            if word.startswith("-") and not word.startswith("--") and "c" in word:
-                scripts.append(argv[i + 1])
-                break
+        options = [w for w in argv[1:] if w.startswith("-") and not w.startswith("--")]
+        if any("c" in w[1:] for w in options):
+            # `bash -c -e 'rm f'`, `bash -c -- 'rm f'`: we do not model where the script is; every operand may be
+            scripts += [w for w in argv[1:] if not w.startswith(("-", "+"))]
     elif program == "eval":
         scripts.append(" ".join(argv[1:]))
     elif program == "find":
@@ -706,10 +911,9 @@ def _nested(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
                         break
                     inner.append(w)
                 if inner:
-                    yield tuple(inner)
+                    yield from _program_variants(inner, depth + 1)
     for script in scripts:
-        for cmd in shell.analyze(script).commands:
-            yield from _variants(cmd, depth + 1)
+        yield from _script_variants(script, depth + 1)
 
 
 # ---------------------------------------------------------------- rule sets
@@ -840,26 +1044,26 @@ def _bash_hit(matcher: _BashPattern, bash: BashView) -> bool:
     """True when a deny/ask rule may apply: some form of some simple command matches it, or a command runs a
     command line we cannot read (fail closed: `echo rm x | bash` may well be `rm x`)."""
     if not bash.analysis.parsed:
-        return matcher.mentioned_in(bash.command)
-    if any(runs_hidden_commands(view.command) for view in bash.commands):
-        return True
+        return True  # we cannot tell what a command we could not parse runs: fail closed
     if matcher.kind == "exact" and bash.command.strip() == matcher.exact:
         return True
-    return any(matcher.matches(words) for view in bash.commands for words in _variants(view.command))
+    return any(words == HIDDEN or matcher.matches(words) for view in bash.commands for words in _variants(view.command))
 
 
 def _bash_touches(entry: _Entry, bash: BashView, root: Path) -> bool:
     """Read rules see every path a command names (`cat .env`); Edit/Write rules those of commands that write."""
     matcher = entry.matcher
+    if not isinstance(matcher, _PathPattern):
+        return False  # a bare Read/Edit rule governs the file tools, not Bash
+    if not bash.analysis.parsed:
+        return True  # we cannot tell what a command we could not parse reads or writes: fail closed
+    project = entry.rule.project_root
     for view in bash.commands:
         if entry.rule.tool != "Read" and view.read_only and not bash.analysis.writes:
             continue
-        if matcher is None:
-            # a bare Read/Edit rule governs the file tools, not Bash
-            continue
-        if isinstance(matcher, _PathPattern) and any(
-            matcher.matches(p, True, root, entry.rule.project_root) for p in view.paths
-        ):
+        if any(matcher.matches(p, True, root, project) for p in view.paths):
+            return True
+        if entry.rule.tool == "Read" and any(_denied_below(matcher, d, root, project) for d in view.recursive):
             return True
     return False
 

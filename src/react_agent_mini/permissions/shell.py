@@ -497,10 +497,10 @@ def _check_sed(args: list[_Word]) -> str | None:
             texts.append(script.value)
         else:
             texts.append(script or "")
-    return _sed_script_problem("\n".join(texts))
+    return sed_script_problem("\n".join(texts))
 
 
-def _sed_script_problem(script: str) -> str | None:
+def sed_script_problem(script: str) -> str | None:
     """Find `w`/`W`/`e` commands and `w`/`e` flags of `s` in a sed script, following GNU sed's grammar closely enough
     that anything we do not understand is reported rather than skipped."""
     n = len(script)
