@@ -256,7 +256,9 @@ def test_bash_deny_rule_catches_any_simple_command(ws: Path, command: str) -> No
 def test_bash_deny_does_not_match_other_programs(ws: Path) -> None:
     ruleset = rules(deny=["Bash(rm:*)"])
     assert verdict(ruleset, ws, "Bash", command="rmdir build") is None
-    assert verdict(ruleset, ws, "Bash", command="echo rm") is None
+    assert verdict(ruleset, ws, "Bash", command="echo rmdir") is None
+    # naming the program anywhere is enough (fail closed: `split --filter='rm f'` runs it), so this is refused too
+    assert verdict(ruleset, ws, "Bash", command="echo rm") == "deny"
 
 
 def test_bash_ask_beats_allow_and_deny_beats_both(ws: Path) -> None:
@@ -1128,3 +1130,83 @@ async def test_a_repository_the_agent_wrote_is_not_trusted_by_read_only_git(ws: 
     assert isinstance(decision, Deny), "git in a repository we did not start in must be asked"
     (ws / ".git").mkdir()
     assert await decide(policy(ws), BASH, command="git status") == Allow()
+
+
+# ---------------------------------------------------------------- red-team round 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "diff -rN . src",  # recursive diff follows the symlink out
+        "printf 'x\\0' | sort --files0-from=-",  # file names from data
+        "wc --files0-from=list0",
+        "file -f names.txt",
+        "jq -n 'import \"../outside/data\" as $d; $d'",
+        "CDPATH=x:link; cd od && cat x",  # a bare CDPATH assignment
+        "shopt -s dotglob; cat *env",  # globs under options we do not model
+        "GLOBIGNORE=x; cat *env",
+    ],
+)
+async def test_round_two_reads_that_leave_the_workspace_are_asked(ws: Path, command: str) -> None:
+    decision = await decide(policy(ws), BASH, command=command)
+    assert isinstance(decision, Deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git reflog -p",
+        "git status -vv",
+        "git config --blob HEAD:secrets/key.txt --list",
+        "git stash show -p",
+        "git tag -l --format='%(raw)'",
+        'for f in */key.txt; do cat "$f"; done',
+        "ls secrets | xargs cat",
+    ],
+)
+async def test_round_two_read_deny_rules(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Read(./secrets/**)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x | split --filter='rm f'",
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm f' src",
+        "git rebase --exec 'rm f' HEAD~1",
+        "git difftool -y -x 'rm f' HEAD~1",
+        "git config alias.zz '!rm f'",
+        "git zz",  # an alias defined earlier
+        "setpriv rm f",
+        "sg root -c 'rm f'",
+        "capsh -- -c 'rm f'",
+        "fakeroot rm f",
+        "rg --pre rm x",
+        "sort --compress-program=rm x",
+    ],
+)
+async def test_round_two_bash_deny_rules(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Bash(rm:*)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny) and "Bash(rm:*)" in decision.message, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -name key.txt -exec sed -i s/k/x/ {} +",
+        'for f in */key.txt; do echo x > "$f"; done',
+        "git checkout -- .",
+        "git stash",
+        "patch -p1 < x.patch",
+        "unzip -o x.zip",
+        "ls | xargs sed -i s/a/b/",
+    ],
+)
+async def test_round_two_edit_deny_rules(ws: Path, command: str) -> None:
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Edit(./secrets/**)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Deny), command

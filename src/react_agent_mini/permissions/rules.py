@@ -51,6 +51,7 @@ _WRAPPERS = frozenset(
         "env", "command", "builtin", "exec", "nohup", "time", "sudo", "doas", "su", "nice", "ionice", "timeout",
         "xargs", "stdbuf", "setsid", "unbuffer", "flock", "chrt", "taskset", "watch", "strace", "ltrace", "chroot",
         "parallel", "ssh", "runuser", "systemd-run", "firejail", "nsenter", "unshare", "prlimit", "cgexec",
+        "setpriv", "fakeroot", "busybox", "capsh", "sg", "catchsegv", "valgrind", "torsocks", "proxychains",
     }
 )  # fmt: skip
 """Programs that run another command given in their arguments. Their options are too varied to parse, so a deny
@@ -117,8 +118,10 @@ class CommandView(msgspec.Struct, frozen=True):
     paths: tuple[Path, ...]
     """Every argument read as a resolved path (for Read/Edit deny rules)."""
     recursive: tuple[Path, ...] = ()
-    """Directories the command reads the contents of recursively (`grep -r`, `rg`, `git grep`/`show`, `tar`):
-    a Read deny rule covering any file below them applies."""
+    """Directories the command reads (or, if it writes, changes) the contents of recursively (`grep -r`, `rg`,
+    `git show`, `tar`, `find -exec`, `git checkout`): a Read/Edit deny rule covering any file below them applies."""
+    unknown: bool = False
+    """Some file it works on is only known when it runs (`cat "$f"`, `xargs sed -i`, names read from data)."""
 
 
 class BashView(msgspec.Struct, frozen=True):
@@ -445,13 +448,20 @@ def inspect_command(command: str, root: Path, cwd: Path | None = None) -> BashVi
     # $X`, `popd`) relative paths are unknowable, so they count as outside.
     cwds: list[Path] | None = [cwd]
     trusted_git = _git_dir_for(root)
+    globbing_changed = False
     for cmd in analysis.commands:
         outside, paths = _command_paths(cmd, cwds, root)
         read_only = shell.is_read_only_command(cmd)
         if read_only and cmd.argv and cmd.argv[0] == "git" and not _trusted_git(cwds, trusted_git):
             read_only = False  # a repository the agent may have written itself: its config can run programs
-        outside += _follows_links(cmd)
-        views.append(CommandView(cmd, read_only, outside, paths, _recursive_dirs(cmd, cwds, root)))
+        outside += _follows_links(cmd) + _names_from_data(cmd)
+        if globbing_changed and any(_is_glob(w) for w in cmd.argv[1:]):
+            outside += ("a glob under changed glob options",)
+        globbing_changed = globbing_changed or _changes_globbing(cmd)
+        unknown = any(_EXPANSION.search(w) for w in cmd.argv[1:]) or bool(_names_from_data(cmd))
+        unknown = unknown or os.path.basename(cmd.argv[0] if cmd.argv else "") == "xargs"
+        recursive = _recursive_dirs(cmd, cwds, root)
+        views.append(CommandView(cmd, read_only, outside, paths, recursive, unknown))
         cwds = _after_cd(cmd, cwds)
     loose: tuple[str, ...] = ()
     if not analysis.parsed:
@@ -467,10 +477,14 @@ def _after_cd(cmd: SimpleCommand, cwds: list[Path] | None) -> list[Path] | None:
     argv = list(cmd.argv)
     if argv[:1] == ["builtin"]:
         argv = argv[1:]
-    if cwds is None or not argv:
+    if cwds is None:
         return cwds
-    if argv[0] in ("eval", "source", ".") or any(a.split("=", 1)[0] == "CDPATH" for a in (*cmd.assignments, *argv)):
-        return None  # code we do not follow, or `cd` resolved through CDPATH
+    if any(a.split("=", 1)[0] == "CDPATH" for a in (*cmd.assignments, *argv)):
+        return None  # `cd` resolved through CDPATH from now on
+    if not argv:
+        return cwds
+    if argv[0] in ("eval", "source", "."):
+        return None  # code we do not follow
     if argv[0] not in _CD_COMMANDS:
         return cwds
     operands = [ansi_c_value(w) for w in argv[1:] if not (w.startswith("-") and w != "-") or w == "--"]
@@ -520,10 +534,34 @@ _LINK_FOLLOWING = {
     "tree": ("-l",),
     "du": ("-L", "--dereference"),
     "ls": ("-L", "--dereference"),
+    "diff": ("-r", "--recursive"),  # diff follows symbolic links while it recurses
 }
-_GIT_CONTENT_FREE = frozenset({"status", "branch", "tag", "remote", "config", "rev-parse", "describe", "ls-files",
-                               "ls-tree", "reflog", "stash", "--version"})  # fmt: skip
+_GIT_CONTENT_FREE = frozenset({"status", "branch", "remote", "config", "rev-parse", "describe", "ls-files",
+                               "ls-tree", "--version"})  # fmt: skip
 _ARCHIVERS = frozenset({"tar", "zip", "rsync", "scp", "7z", "cpio"})
+
+
+_GLOB_OPTIONS = frozenset({"dotglob", "globstar", "nocaseglob", "extglob", "nullglob", "failglob", "globasciiranges"})
+
+
+def _changes_globbing(cmd: SimpleCommand) -> bool:
+    """`shopt -s dotglob` and friends, or `GLOBIGNORE=...`: globs after it expand as we do not model."""
+    if any(a.split("=", 1)[0] == "GLOBIGNORE" for a in (*cmd.assignments, *cmd.argv)):
+        return True
+    return bool(cmd.argv) and cmd.argv[0] in ("shopt", "set") and bool(_GLOB_OPTIONS & set(cmd.argv[1:]))
+
+
+def _names_from_data(cmd: SimpleCommand) -> tuple[str, ...]:
+    """Options that take the names of the files to read from data (`--files0-from`, `file -f`), and programs
+    that can load files named inside their program text (`jq` modules): where they read is unknowable."""
+    argv = list(cmd.argv)
+    program = os.path.basename(argv[0]) if argv else ""
+    found = [a for a in argv[1:] if a.startswith(("--files0-from", "--files-from", "--exclude-from", "--from-file"))]
+    if program == "file" and ("-f" in argv or "f" in _short_flags(argv[1:])):
+        found.append("file -f")
+    if program == "jq" and any("import" in a or "include" in a or a.startswith(("-L", "--library-path")) for a in argv):
+        found.append("jq modules")
+    return tuple(f"{f} (file names only known when it runs)" for f in found)
 
 
 def _short_flags(argv: Sequence[str]) -> str:
@@ -551,9 +589,12 @@ def _recursive_dirs(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> 
     args = argv[1:]
     bases = cwds if cwds is not None else [root]
     if program == "git":
-        sub = next((a for a in args if not a.startswith("-")), "--version" if "--version" in args else "")
-        return (root,) if sub not in _GIT_CONTENT_FREE else ()
-    recursive = program == "rg" or program in _ARCHIVERS
+        return (root,) if _git_shows_contents(args, bases) else ()
+    recursive = program in ("rg", "patch", "unzip") or program in _ARCHIVERS
+    if program == "find":
+        recursive = bool({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"} & set(args))
+    if program == "diff":
+        recursive = bool({"-r", "--recursive"} & set(args)) or "r" in _short_flags(args)
     if program in _GREPS:
         flags = set(_short_flags(args))
         recursive = (
@@ -567,6 +608,55 @@ def _recursive_dirs(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> 
         return ()
     dirs = [resolve(b, a) for b in bases for a in args if not a.startswith("-") and resolve(b, a).is_dir()]
     return tuple(dict.fromkeys(dirs or bases))
+
+
+_GIT_WRITERS = frozenset(
+    [
+        "checkout",
+        "restore",
+        "reset",
+        "stash",
+        "apply",
+        "am",
+        "merge",
+        "pull",
+        "rebase",
+        "cherry-pick",
+        "revert",
+        "clean",
+        "switch",
+        "mv",
+        "rm",
+        "checkout-index",
+        "read-tree",
+    ]
+)
+_GIT_PATCH_FLAGS = frozenset({"-p", "-u", "--patch", "-v", "-vv", "--verbose", "--blob", "--full-diff"})
+_GIT_NO_PATCH_FLAGS = frozenset({"--stat", "--shortstat", "--numstat", "--name-only", "--name-status", "--oneline",
+                                 "-s", "--no-patch", "--summary"})  # fmt: skip
+
+
+def _git_shows_contents(args: Sequence[str], bases: Sequence[Path]) -> bool:
+    """True when a git command may print the contents of files anywhere in the repository (a patch, a blob, a
+    grep), rather than only of the files it names or none at all."""
+    words = [a for a in args if not a.startswith("-")]
+    sub = words[0] if words else ("--version" if "--version" in args else "")
+    flags = set(args)
+    if any("%(" in a for a in args) or any(":" in a for a in words[1:]):
+        return True  # `HEAD:secrets/key`, `--format=%(raw)`: an object anywhere
+    if sub in _GIT_WRITERS and not (sub == "stash" and words[1:2] in (["list"], ["show"])):
+        return True  # it may rewrite any file of the working tree (for Edit rules)
+    if sub in _GIT_CONTENT_FREE:
+        return bool(_GIT_PATCH_FLAGS & flags)
+    if sub in ("log", "reflog", "whatchanged", "shortlog", "stash", "tag"):
+        patch = bool(_GIT_PATCH_FLAGS & flags) or (sub == "stash" and "show" in words and "--stat" not in flags)
+        if not patch:
+            return False
+    elif sub == "show" and _GIT_NO_PATCH_FLAGS & flags:
+        return False
+    # limited to paths it names that exist (`git diff -- src/app.py`, `git blame src/app.py`): those are checked
+    named = [a for a in words[1:] if any((b / a).is_file() for b in bases)]
+    return not named
 
 
 def _denied_below(matcher: _PathPattern, directory: Path, root: Path, project: str | None) -> bool:
@@ -765,6 +855,8 @@ def _program_variants(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
                 yield from _script_variants(word, depth + 1)
     if program == "trap" and len(argv) > 1:
         yield from _script_variants(argv[1], depth + 1)
+    if program == "git" and _git_unknown_subcommand(argv[1:]):
+        yield HIDDEN  # an alias (`git config alias.zz '!rm f'`, then `git zz`) or a `git-zz` program
     if program == "git" and _git_runs_config(argv[1:]):
         yield HIDDEN  # `git -c alias.x='!rm f' x`, `git -c core.pager=...`
     if program == "sed" and _sed_runs_commands(argv[1:]):
@@ -783,6 +875,104 @@ def _script_variants(script: str, depth: int) -> Iterator[tuple[str, ...]]:
         return
     for cmd in analysis.commands:
         yield from _variants(cmd, depth)
+
+
+_GIT_COMMANDS = frozenset(
+    [
+        "add",
+        "am",
+        "annotate",
+        "apply",
+        "archive",
+        "bisect",
+        "blame",
+        "branch",
+        "bundle",
+        "cat-file",
+        "check-attr",
+        "check-ignore",
+        "checkout",
+        "cherry",
+        "cherry-pick",
+        "clean",
+        "clone",
+        "commit",
+        "commit-tree",
+        "config",
+        "count-objects",
+        "describe",
+        "diff",
+        "diff-files",
+        "diff-index",
+        "diff-tree",
+        "difftool",
+        "fetch",
+        "for-each-ref",
+        "format-patch",
+        "fsck",
+        "gc",
+        "grep",
+        "hash-object",
+        "help",
+        "init",
+        "log",
+        "ls-files",
+        "ls-remote",
+        "ls-tree",
+        "merge",
+        "merge-base",
+        "mergetool",
+        "mv",
+        "name-rev",
+        "notes",
+        "pull",
+        "push",
+        "range-diff",
+        "rebase",
+        "reflog",
+        "remote",
+        "repack",
+        "replace",
+        "reset",
+        "restore",
+        "rev-list",
+        "rev-parse",
+        "revert",
+        "rm",
+        "shortlog",
+        "show",
+        "show-branch",
+        "show-ref",
+        "sparse-checkout",
+        "stash",
+        "status",
+        "submodule",
+        "switch",
+        "symbolic-ref",
+        "tag",
+        "update-index",
+        "update-ref",
+        "verify-commit",
+        "verify-tag",
+        "version",
+        "whatchanged",
+        "worktree",
+        "write-tree",
+        "maintenance",
+    ]
+)
+
+
+def _git_unknown_subcommand(args: Sequence[str]) -> bool:
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+            skip = True
+        elif not word.startswith("-"):
+            return word not in _GIT_COMMANDS
+    return False
 
 
 def _git_runs_config(args: Sequence[str]) -> bool:
@@ -1047,7 +1237,14 @@ def _bash_hit(matcher: _BashPattern, bash: BashView) -> bool:
         return True  # we cannot tell what a command we could not parse runs: fail closed
     if matcher.kind == "exact" and bash.command.strip() == matcher.exact:
         return True
+    if matcher.mentioned_in(bash.command) or matcher.mentioned_in(_dequoted(bash.command)):
+        return True  # named anywhere (an option value such as `--filter='rm f'`, a git alias): fail closed
     return any(words == HIDDEN or matcher.matches(words) for view in bash.commands for words in _variants(view.command))
+
+
+def _dequoted(text: str) -> str:
+    """`text` with `$'...'` decoded and quotes and backslashes dropped: `r''m` and `r\\m` read as `rm`."""
+    return re.sub(r"[\\'\"]", "", ansi_c_value(text))
 
 
 def _bash_touches(entry: _Entry, bash: BashView, root: Path) -> bool:
@@ -1063,9 +1260,19 @@ def _bash_touches(entry: _Entry, bash: BashView, root: Path) -> bool:
             continue
         if any(matcher.matches(p, True, root, project) for p in view.paths):
             return True
-        if entry.rule.tool == "Read" and any(_denied_below(matcher, d, root, project) for d in view.recursive):
+        if any(_denied_below(matcher, d, root, project) for d in view.recursive):
             return True
+        program = os.path.basename(view.command.argv[0]) if view.command.argv else ""
+        if view.unknown and program not in _NO_FILES:
+            return True  # `cat "$f"`, `xargs sed -i`: the file is only known when it runs
+        if entry.rule.tool != "Read" and bash.analysis.writes and view.outside:
+            return True  # `echo x > "$f"`: a redirection to a place only known when it runs
     return False
+
+
+_NO_FILES = frozenset({"echo", "printf", "true", "false", "test", "[", "[[", "export", "local", "declare", "return",
+                       "exit", "set", "shift", "basename", "dirname", "seq", "expr"})  # fmt: skip
+"""Commands that take words, not files: an expansion among their arguments reads nothing."""
 
 
 def _bash_allowed(entries: list[_Entry], bash: BashView) -> Rule | None:
