@@ -10,6 +10,18 @@ A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
 - `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool, `WebFetch(domain:x)`.
 
 Verdicts go deny > ask > allow. A rule string that does not parse becomes a warning and is ignored.
+
+Deny and ask rules on Bash fail closed. `Bash(rm:*)` applies when some form of some simple command matches it
+(quotes and `$'...'` decoded, wrappers such as `env -u X` / `sudo -u u` / `xargs -a f` peeled by trying every tail
+of their arguments, `sh -c` / `eval` / `find -exec` / `trap` / `su -c` scripts parsed), when its program is named
+anywhere in the line (`split --filter='rm f'`), and whenever a command runs something we cannot read: a command
+name known only at run time (`$x`, `rm{,}`), a shell fed from stdin, a device or `<(...)`, `BASH_ENV=`, `git -c`,
+a git alias, `sed e`, or a line the parser refuses. Read/Edit rules see every path a command names — relative to
+every directory `cd` may have taken it to, globs expanded, `~` forms and `$'...'` resolved, values glued to
+options or after `=` — plus the whole tree below directories that recursive readers and writers work on (`grep
+-r`, `rg`, `git show`, `tar`, `find -exec`, `git checkout`), and they apply to any file a command reaches through
+an expansion (`cat "$f"`, `xargs`). Out of reach: what programs do once started from script files (`bash build.sh`,
+`make`) or code in other languages (`python -c`).
 """
 
 from __future__ import annotations
