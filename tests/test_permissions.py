@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from react_agent_mini.abort import AbortSignal
 from react_agent_mini.events import ToolFinished
@@ -1210,3 +1212,20 @@ async def test_round_two_edit_deny_rules(ws: Path, command: str) -> None:
     p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Edit(./secrets/**)"]))
     decision = await decide(p, BASH, command=command)
     assert isinstance(decision, Deny), command
+
+
+_SHELLISH = st.lists(
+    st.sampled_from([*"abcrmxls -/.~*?[]{}$'\"`\\|&;<>()=:!#\n\t", "cd ", "rm ", "cat ", "git ", "-" * 300]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=_SHELLISH)
+async def test_the_permission_check_never_raises(ws: Path, command: str) -> None:
+    """Whatever the model sends, the decision is Allow or Deny — with deny rules of every kind in play."""
+    p = policy(ws, mode="bypassPermissions", rules=rules(deny=["Bash(rm:*)", "Read(./secrets/**)", "Edit(./src/**)"]))
+    decision = await decide(p, BASH, command=command)
+    assert isinstance(decision, Allow | Deny)
+    plain = await decide(policy(ws), BASH, command=command)
+    assert isinstance(plain, Allow | Deny)

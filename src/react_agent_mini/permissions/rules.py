@@ -520,13 +520,30 @@ _EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
 _OPERATOR = re.compile(r"^[();<>|&]+$")
 
 
+def _probe(path: Path, kind: str) -> bool:
+    """Whether `path` exists (as a file or directory for `kind`), never raising: a word that is no usable path
+    (too long, unreadable) is simply not there."""
+    try:
+        if kind == "dir":
+            return path.is_dir()
+        if kind == "file":
+            return path.is_file()
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _git_dir_for(start: Path) -> Path | None:
     """The git directory git would use from `start` (a `.git` entry, or a bare repository's own directory)."""
     for directory in (start, *start.parents):
         dot_git = directory / ".git"
-        if dot_git.exists():
+        if _probe(dot_git, "any"):
             return dot_git.resolve()
-        if (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir():
+        if (
+            _probe(directory / "HEAD", "file")
+            and _probe(directory / "objects", "dir")
+            and _probe(directory / "refs", "dir")
+        ):
             return directory.resolve()
     return None
 
@@ -618,7 +635,7 @@ def _recursive_dirs(cmd: SimpleCommand, cwds: list[Path] | None, root: Path) -> 
         recursive = bool(set("rRa") & set(_short_flags(args))) or "--recursive" in args or "--archive" in args
     if not recursive:
         return ()
-    dirs = [resolve(b, a) for b in bases for a in args if not a.startswith("-") and resolve(b, a).is_dir()]
+    dirs = [resolve(b, a) for b in bases for a in args if not a.startswith("-") and _probe(resolve(b, a), "dir")]
     return tuple(dict.fromkeys(dirs or bases))
 
 
@@ -667,7 +684,7 @@ def _git_shows_contents(args: Sequence[str], bases: Sequence[Path]) -> bool:
     elif sub == "show" and _GIT_NO_PATCH_FLAGS & flags:
         return False
     # limited to paths it names that exist (`git diff -- src/app.py`, `git blame src/app.py`): those are checked
-    named = [a for a in words[1:] if any((b / a).is_file() for b in bases)]
+    named = [a for a in words[1:] if any(_probe(b / a, "file") for b in bases)]
     return not named
 
 
@@ -777,7 +794,7 @@ def _path_candidates(word: str, live: bool, bases: Sequence[Path]) -> list[str]:
         elif not word.startswith("--"):
             for k in range(2, len(word)):
                 tail = word[k:]
-                if "/" in tail or tail.startswith(("~", ".")) or any((b / tail).exists() for b in bases):
+                if "/" in tail or tail.startswith(("~", ".")) or any(_probe(b / tail, "any") for b in bases):
                     raw.append(tail)
     else:
         raw.append(word)
