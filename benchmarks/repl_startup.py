@@ -18,78 +18,26 @@ Run: `.venv/bin/python -m benchmarks.repl_startup [--runs N]` from the repo root
 from __future__ import annotations
 
 import argparse
-import fcntl
-import os
-import pty
-import select
-import signal
-import struct
 import sys
 import tempfile
-import termios
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
 from tests.fakes.fake_llm import FakeLLMServer, Reply
+from tests.test_repl_minimal import Term
 
 from ._stats import line
 from .startup import API_KEY, clean_env, ram_command
 
 READY_TARGET = "target ≤ 300 ms"
-PLACEHOLDER = b"Type a task"
-CPR_REQUEST, CPR_ANSWER = b"\x1b[6n", b"\x1b[1;1R"
+PLACEHOLDER = "Type a task"
 
 
-class Launch:
-    """`ram` on a pseudo-terminal; `wait_for` reads until a marker shows up."""
-
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str], cwd: str) -> None:
-        self.t0 = time.monotonic()
-        pid, fd = pty.fork()
-        if pid == 0:
-            try:
-                os.chdir(cwd)
-                os.execve(argv[0], list(argv), dict(env))
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-        self.out = b""
-
-    def wait_for(self, marker: bytes, timeout: float = 30.0) -> float:
-        """Seconds from launch until `marker` appeared in the output."""
-        deadline = time.monotonic() + timeout
-        while marker not in self.out:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{marker!r} did not appear: {self.out[-300:]!r}")
-            if not self.pump(0.05):
-                raise TimeoutError(f"the agent exited before {marker!r}: {self.out[-300:]!r}")
-        return time.monotonic() - self.t0
-
-    def pump(self, wait: float) -> bool:
-        """Read what arrives within `wait` seconds, answering cursor-position requests; False once it exited."""
-        ready, _, _ = select.select([self.fd], [], [], wait)
-        if not ready:
-            return True
-        try:
-            data = os.read(self.fd, 65536)
-        except OSError:
-            return False
-        if CPR_REQUEST in data:
-            os.write(self.fd, CPR_ANSWER * data.count(CPR_REQUEST))
-        self.out += data
-        return bool(data)
-
-    def type(self, text: str) -> None:
-        os.write(self.fd, text.encode())
-
-    def close(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(self.fd)
+def since_launch(term: Term, marker: str) -> float:
+    """Seconds from launch until `marker` is on the screen (AssertionError if it never comes)."""
+    term.expect(marker, timeout=30)
+    return time.monotonic() - term.started
 
 
 Samples = list[float]
@@ -98,8 +46,6 @@ Samples = list[float]
 def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[Samples, Samples, Samples, Samples, str]:
     """(prompt ready, keys shown, first request, mock answer on screen) samples, and the first failure if any."""
     argv = ram_command()
-    if len(argv) > 1:  # `python -m react_agent_mini`: execve needs the interpreter's path first
-        argv = [sys.executable, *argv[1:]]
     fake_env = clean_env({"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.openai_base_url})
     mock_env = clean_env({"QUERY_MOCK": "1"})
     ready: list[float] = []
@@ -110,36 +56,32 @@ def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[Samples, Sample
     for i in range(runs + 1):
         seen = len(server.requests)
         server.enqueue(Reply(text="Hi there.", chunk_size=16))
-        launch = Launch(argv, fake_env, cwd)
-        try:
-            up = launch.wait_for(PLACEHOLDER)
-            launch.type("hello")
-            shown = launch.wait_for(b"hello")
-            launch.type("\r")
-            deadline = time.monotonic() + 30
-            while len(server.requests) == seen and time.monotonic() < deadline:
-                launch.pump(0.002)  # a terminal answers prompt_toolkit's cursor-position requests meanwhile
-            if len(server.requests) == seen:
-                raise TimeoutError("no request reached the fake server")
-            if i > 0:
-                ready.append(up)
-                echoed.append(shown)
-                first.append(server.requests[seen].received_at - launch.t0)
-        except TimeoutError as exc:
-            failure = failure or str(exc)
-        finally:
-            launch.close()
-        launch = Launch(argv, mock_env, cwd)
-        try:
-            launch.wait_for(PLACEHOLDER)
-            launch.type("echo ping\r")
-            answered = launch.wait_for(b"Echo reply: ping")
-            if i > 0:
-                mock.append(answered)
-        except TimeoutError as exc:
-            failure = failure or str(exc)
-        finally:
-            launch.close()
+        with Term(env=fake_env, cwd=Path(cwd), program=argv) as term:
+            try:
+                up = since_launch(term, PLACEHOLDER)
+                term.send("hello")
+                shown = since_launch(term, "hello")
+                term.send("\r")
+                deadline = time.monotonic() + 30
+                while len(server.requests) == seen and time.monotonic() < deadline:
+                    term.settle(0.002)  # a terminal answers prompt_toolkit's cursor-position requests meanwhile
+                if len(server.requests) == seen:
+                    raise AssertionError("no request reached the fake server")
+                if i > 0:
+                    ready.append(up)
+                    echoed.append(shown)
+                    first.append(server.requests[seen].received_at - term.started)
+            except AssertionError as exc:
+                failure = failure or str(exc)[:300]
+        with Term(env=mock_env, cwd=Path(cwd), program=argv) as term:
+            try:
+                since_launch(term, PLACEHOLDER)
+                term.send("echo ping\r")
+                answered = since_launch(term, "Echo reply: ping")
+                if i > 0:
+                    mock.append(answered)
+            except AssertionError as exc:
+                failure = failure or str(exc)[:300]
     return ready, echoed, first, mock, failure
 
 

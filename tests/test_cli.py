@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .fakes.fake_llm import DropAfter, FakeLLMServer, Hang, HttpError, Malformed, Reply, ToolCall
+from .processes import pids_with, wait_until
 
 WIRES = ["openai", "anthropic"]
 
@@ -223,28 +224,8 @@ def test_sigterm_stops_a_running_command_and_its_process_group(fake_llm: FakeLLM
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not _running(marker):
-        time.sleep(0.05)
-    assert _running(marker), "the command never started"
+    assert wait_until(lambda: pids_with(f"sleep {marker}"), timeout=20), "the command never started"
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode == 143 and "Traceback" not in err
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _running(marker):
-        time.sleep(0.05)
-    assert not _running(marker), "the command's processes outlived the agent"
-
-
-def _running(argument: str) -> bool:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (
-                    argument.encode() in (entry / "cmdline").read_bytes()
-                    and b"sleep" in (entry / "cmdline").read_bytes()
-                ):
-                    return True
-            except OSError:
-                continue
-    return False
+    assert wait_until(lambda: not pids_with(f"sleep {marker}"), timeout=5), "the command's processes outlived the agent"

@@ -17,7 +17,7 @@ import struct
 import sys
 import termios
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -25,6 +25,8 @@ CPR_REQUEST = b"\x1b[6n"
 CPR_ANSWER = b"\x1b[1;1R"
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
 ROWS, COLS = 40, 120
+AGENT = (sys.executable, "-m", "react_agent_mini")
+"""How `Term` starts the agent unless told otherwise (the benchmarks start the `ram` script)."""
 
 
 def read_until(fd: int, marker: str, timeout: float = 20.0) -> str:
@@ -53,12 +55,20 @@ def plain(text: str) -> str:
 class Term:
     """The agent on a pseudo-terminal."""
 
-    def __init__(self, *args: str, env: Mapping[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        *args: str,
+        env: Mapping[str, str],
+        cwd: Path,
+        program: Sequence[str] = (sys.executable, "-m", "react_agent_mini"),
+    ) -> None:
+        self.started = time.monotonic()
+        """When it was launched (`time.monotonic()`, taken just before the fork)."""
         pid, fd = pty.fork()
-        if pid == 0:  # the child: the agent, with the pty as its terminal
+        if pid == 0:  # the child: the agent (`program`, e.g. the `ram` script), with the pty as its terminal
             try:
                 os.chdir(cwd)
-                os.execve(sys.executable, [sys.executable, "-m", "react_agent_mini", *args], dict(env))
+                os.execve(program[0], [*program, *args], dict(env))
             finally:
                 os._exit(127)
         self.pid, self.fd = pid, fd

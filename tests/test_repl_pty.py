@@ -18,6 +18,7 @@ from react_agent_mini import transcript
 
 from .fakes.fake_llm import FakeLLMServer, HttpError, Reply, ToolCall
 from .fakes.mcp_servers import support
+from .processes import pids_with, wait_until
 from .test_cli import env_for
 from .test_repl_minimal import Term
 
@@ -130,18 +131,6 @@ def test_ctrl_c_mid_stream_then_another_question(fake_llm: FakeLLMServer, tmp_pa
     ]
 
 
-def _alive_with(argument: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if argument.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def test_ctrl_c_stops_a_running_command_and_its_process(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     fake_llm.enqueue(
         Reply(tool_calls=[ToolCall("Bash", {"command": "sleep 31.4159"})]),
@@ -151,10 +140,7 @@ def test_ctrl_c_stops_a_running_command_and_its_process(fake_llm: FakeLLMServer,
         term.prompt()
         term.line("wait a bit")
         term.expect("Bash sleep 31.4159")  # the spinner names the running command
-        deadline = time.monotonic() + 10
-        while not _alive_with("31.4159") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _alive_with("31.4159")
+        assert wait_until(lambda: pids_with("31.4159"))
         term.send("\x03")
         stopped = term.expect("out tokens")
         assert "✗ Bash sleep 31.4159 — interrupted" in stopped and "Interrupted." in stopped
@@ -163,7 +149,7 @@ def test_ctrl_c_stops_a_running_command_and_its_process(fake_llm: FakeLLMServer,
         term.expect("Understood.")
         term.send("\x04")
         assert term.wait() == 0
-    assert not _alive_with("31.4159")
+    assert not pids_with("31.4159")
     tool = [m for m in sent(fake_llm) if m["role"] == "tool"]
     assert len(tool) == 1 and "Interrupted by the user" in str(tool[0]["content"])
 
@@ -316,7 +302,7 @@ def test_kill_9_during_a_turn_then_continue_in_the_repl(fake_llm: FakeLLMServer,
             time.sleep(0.05)
         os.kill(term.pid, signal.SIGKILL)
         term.wait()
-    for pid in _alive_with("27.1828"):  # the orphaned command (it has its own process group)
+    for pid in pids_with("27.1828"):  # the orphaned command (it has its own process group)
         os.kill(pid, signal.SIGKILL)
     fake_llm.enqueue(Reply(text="Picking up again."))
     with ram_term(fake_llm, tmp_path, "--continue") as term:
@@ -557,14 +543,8 @@ def test_sigterm_during_a_turn_stops_its_command_and_leaves_with_143(fake_llm: F
         term.prompt()
         term.line("do the slow thing")
         term.expect(f"Bash sleep {marker}")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not _alive_with(marker):
-            time.sleep(0.05)
-        assert _alive_with(marker)
+        assert wait_until(lambda: pids_with(marker))
         os.kill(term.pid, signal.SIGTERM)
         assert term.wait() == 143
         assert "Traceback" not in term.text
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive_with(marker):
-        time.sleep(0.05)
-    assert not _alive_with(marker)
+    assert wait_until(lambda: not pids_with(marker), timeout=5)

@@ -24,6 +24,8 @@ from react_agent_mini.tools.bash import (
     _Capture,
 )
 
+from .processes import pids_with
+
 TOOL = BashTool()
 
 
@@ -34,21 +36,6 @@ async def run(ctx: ToolContext, command: str, **extra: object) -> ToolOutput:
 def marker() -> str:
     """A unique `sleep` duration, so /proc tells our processes apart from any other test's."""
     return f"300.{uuid.uuid4().int % 10**9:09d}"
-
-
-def pids_with(text: str) -> list[int]:
-    """Live processes whose command line contains `text` (zombies have an empty cmdline)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(int(entry))
-    return found
 
 
 async def wait_for_pids(text: str, count: int = 1) -> list[int]:

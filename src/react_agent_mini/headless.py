@@ -28,8 +28,8 @@ from .output import (
     TextRenderer,
     exit_code,
 )
+from .pricing import cost_usd
 from .session import Session
-from .ui.cost import cost_usd
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:

@@ -100,6 +100,7 @@ class Session:
         retried = False
         try:
             while True:
+                terminal: Terminal | None = None
                 async for event in query(self._params(signal), self.deps):
                     if isinstance(event, AssistantTurn):
                         self._append(event.message)
@@ -112,19 +113,20 @@ class Session:
                     elif isinstance(event, Compacted):
                         self._rewrite(event.messages)
                     if isinstance(event, Terminal):
+                        terminal = event
                         break
                     yield event
-                else:  # the loop always ends with a Terminal; this is only for the type checker
+                if terminal is None:  # query() always ends with a Terminal
                     return
-                if event.context_limit is None or retried or not self.compact.enabled:
-                    yield event
+                if terminal.context_limit is None or retried or not self.compact.enabled:
+                    yield terminal
                     return
                 # The model refused the request as longer than its window: learn the window it stated, summarise
                 # the older history (as /compact does), and try once more.
                 retried = True
-                recovered = await self._fit_window(event.context_limit, signal)
+                recovered = await self._fit_window(terminal.context_limit, signal)
                 if recovered is None:
-                    yield event
+                    yield terminal
                     return
                 yield recovered
         finally:

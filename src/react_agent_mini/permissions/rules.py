@@ -499,8 +499,7 @@ def _after_cd(cmd: SimpleCommand, cwds: list[Path] | None) -> list[Path] | None:
         return None  # code we do not follow
     if argv[0] not in _CD_COMMANDS:
         return cwds
-    operands = [ansi_c_value(w) for w in argv[1:] if not (w.startswith("-") and w != "-") or w == "--"]
-    operands = [w for w in operands if w != "--"]
+    operands = [ansi_c_value(w) for w in argv[1:] if w == "-" or not w.startswith("-")]
     if argv[0] == "popd" or (argv[0] == "pushd" and not operands):
         return None
     target = operands[0] if operands else "~"
@@ -508,8 +507,9 @@ def _after_cd(cmd: SimpleCommand, cwds: list[Path] | None) -> list[Path] | None:
     if not candidate or target == "-" or candidate != target:  # `cd -`, `$X`, `$'..'`: we cannot tell where
         return None
     if _is_glob(candidate):  # `cd sec*`: wherever it matches
-        moved = [m for c in cwds for m in _glob_matches(c, candidate)]
-        if not moved or Path("/") in moved:
+        expanded = [_glob_matches(c, candidate) for c in cwds]
+        moved = [m for matches in expanded if matches is not None for m in matches]
+        if not moved or None in expanded:
             return None
     else:
         moved = [resolve(c, candidate) for c in cwds]
@@ -741,13 +741,13 @@ def _words_outside(
                     outside.append(word)  # its value is only known when the shell runs: it could be anywhere
                 continue
             for base in bases:
-                found = [resolve(base, candidate)]
-                if _is_glob(candidate):
-                    # bash expands it (or, matching nothing, passes it on as it is): every match counts
-                    matches = _glob_matches(base, candidate)
-                    found = matches or [resolve(base, _literal_prefix(candidate) or ".")]
-                    if ".." in candidate.split("/") and not matches:
-                        found.append(resolve(base, candidate.replace("*", "x").replace("?", "x")))
+                # bash expands a glob (or, when nothing matches, passes the word on as it is): every match counts
+                matches = _glob_matches(base, candidate) if _is_glob(candidate) else []
+                if matches is None:  # too many matches, or a pattern we cannot expand: it could reach anywhere
+                    if word not in outside:
+                        outside.append(word)
+                    continue
+                found = matches or [resolve(base, candidate)]
                 paths += found
                 if any(not inside(root, path) for path in found) and word not in outside:
                     outside.append(word)
@@ -761,24 +761,17 @@ def _is_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
 
-def _literal_prefix(pattern: str) -> str:
-    """The leading directories of a glob before its first wildcard (`src/*/x` → `src`)."""
-    return _static_prefix(pattern)
-
-
-def _glob_matches(base: Path, pattern: str) -> list[Path]:
-    """What a glob word expands to from `base` (as bash would: dotfiles only for a leading dot), capped; more
-    matches than the cap count as one more unknown place."""
+def _glob_matches(base: Path, pattern: str) -> list[Path] | None:
+    """What a glob word expands to from `base` (as bash would: dotfiles only for a leading dot); None when that is
+    unknowable: more matches than the cap, or a pattern we cannot expand."""
     import glob
     import itertools
 
     try:
         found = list(itertools.islice(glob.iglob(os.path.expanduser(pattern), root_dir=base), _GLOB_LIMIT + 1))
     except (OSError, ValueError, re.error):
-        return [Path("/")]  # a pattern we cannot expand: assume it reaches anywhere
-    if len(found) > _GLOB_LIMIT:
-        return [Path("/")]
-    return [resolve(base, match) for match in found]
+        return None
+    return None if len(found) > _GLOB_LIMIT else [resolve(base, match) for match in found]
 
 
 def _path_candidates(word: str, live: bool, bases: Sequence[Path]) -> list[str]:
@@ -847,7 +840,7 @@ HIDDEN: tuple[str, ...] = ("\x00hidden",)
 _HIDING_VARIABLES = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELLOPTS",
                                "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF",
                                "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "LD_PRELOAD", "IFS"})  # fmt: skip
-_SCRIPT_ARGUMENTS = frozenset({"trap", "script", "su", "flock", "watch", "env", "parallel", "ssh", "runuser", "xargs"})
+_SCRIPT_ARGUMENTS = _WRAPPERS | {"trap", "script"}
 """Programs that may run one of their arguments as a shell command line (`trap 'rm f' EXIT`, `su -c 'rm f'`,
 `env -S 'rm f'`, `watch 'rm f'`): every argument with a space in it is analysed as a script."""
 
@@ -878,7 +871,7 @@ def _program_variants(argv: list[str], depth: int) -> Iterator[tuple[str, ...]]:
     if program in _WRAPPERS:
         for start in range(1, min(len(argv), _MAX_TAILS)):
             yield from _program_variants(argv[start:], depth + 1)
-    if program in _SCRIPT_ARGUMENTS or program in _WRAPPERS:
+    if program in _SCRIPT_ARGUMENTS:
         for word in argv[1:]:
             if any(c.isspace() for c in word):
                 yield from _script_variants(word, depth + 1)
@@ -1036,11 +1029,6 @@ def _hidden_input(program: str, args: Sequence[str]) -> bool:
         operand = next((w for w in args if not w.startswith(("-", "+"))), "")
         return operand.startswith(("/dev/", "/proc/", "<(", ">("))
     return False
-
-
-def runs_hidden_commands(cmd: SimpleCommand) -> bool:
-    """True when some form of the command runs a command line we cannot read (see `_variants`)."""
-    return any(v == HIDDEN for v in _variants(cmd))
 
 
 def _shell_reads_stdin(args: Sequence[str]) -> bool:

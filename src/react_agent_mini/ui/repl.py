@@ -346,7 +346,7 @@ class Repl:
             self.built.recorder.write(repaired)
 
     def _status_line(self, built: Assembled) -> None:
-        from .cost import cost_usd, format_cost
+        from ..pricing import cost_usd, format_cost
         from .render import status_line
 
         session = built.session

@@ -21,7 +21,7 @@ import msgspec
 
 from ..events import Compacted
 from ..messages import Message
-from .cost import cost_usd, format_cost
+from ..pricing import cost_usd, format_cost
 
 if TYPE_CHECKING:
     from ..app import Assembled

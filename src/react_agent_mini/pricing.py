@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from ..messages import Usage
+from .messages import Usage
 
 
 class Price(msgspec.Struct, frozen=True):
