@@ -15,11 +15,15 @@ Run: `.venv/bin/python -m benchmarks.mcp_startup [--runs N]` from the repo root 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,27 +43,81 @@ def configs(remote_url: str) -> dict[str, dict[str, object]]:
     }
 
 
-def time_servers(
-    server: FakeLLMServer, servers: Mapping[str, object], runs: int, env: Mapping[str, str]
-) -> tuple[list[float], str]:
-    """Launch → first request samples of `ram "hello"` with `servers` configured, and the first failure."""
+class Figures:
+    """Samples of one configuration: launch → first request, and CPU seconds used by the run (ram and the
+    stdio servers it started; an already running HTTP server is not counted)."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.cpu: list[float] = []
+        self.failure = ""
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def own_start(command: Sequence[str], runs: int) -> list[float]:
+    """A stdio server's own start, without the agent: spawn → `initialize` answered → `tools/list` answered,
+    over raw JSON-RPC lines (the 2025-11-25 handshake every server here speaks)."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
     samples: list[float] = []
-    failure = ""
+    for i in range(runs + 1):
+        t0 = time.monotonic()
+        proc = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        proc.stdin.flush()
+        answered: dict[object, bool] = {}
+        while 2 not in answered and (raw := proc.stdout.readline()):
+            with contextlib.suppress(ValueError):
+                message = json.loads(raw)
+                if isinstance(message, dict) and "id" in message:
+                    answered[message["id"]] = "result" in message
+        elapsed = time.monotonic() - t0
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        if i > 0 and answered.get(1) and answered.get(2):
+            samples.append(elapsed)
+    return samples
+
+
+def time_servers(server: FakeLLMServer, servers: Mapping[str, object], runs: int, env: Mapping[str, str]) -> Figures:
+    """Launch → first request and CPU samples of `ram "hello"` with `servers` configured."""
+    figures = Figures()
     with tempfile.TemporaryDirectory(prefix="ram-bench-mcp-") as cwd:
         Path(cwd, ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
         for i in range(runs + 1):
             seen = len(server.requests)
             server.enqueue(Reply(text="Hi."))
+            cpu = children_cpu()
             t0, _, code, err = run_once([*ram_command(), "hello"], env, cwd)
+            cpu = children_cpu() - cpu
             new = server.requests[seen:]
             names = [t["function"]["name"] for t in new[0].body.get("tools", [])] if new else []
             tools = {n.split("__")[1] for n in names if n.startswith("mcp__")}
             if code != 0 or len(new) != 1 or not set(servers) <= tools:
-                failure = failure or f"exit {code}, servers ready: {sorted(tools)}: {err.strip()[-300:]}"
+                failure = f"exit {code}, servers ready: {sorted(tools)}: {err.strip()[-300:]}"
+                figures.failure = figures.failure or failure
                 continue
             if i > 0:
-                samples.append(new[0].received_at - t0)
-    return samples, failure
+                figures.samples.append(new[0].received_at - t0)
+                figures.cpu.append(cpu)
+    return figures
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,20 +134,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = {name: time_servers(server, {name: entry}, runs, env) for name, entry in every.items()}
         results["none"] = time_servers(server, {}, runs, env)
         results["all three"] = time_servers(server, every, runs, env)
-    print(f'mcp startup: ram "hello" launch → first request  (python {sys.version.split()[0]}, {os.cpu_count()} cores)')
+    stdio_commands = {
+        "time": [support.time_server(), "--local-timezone", "UTC"],
+        "everything": [support.node(), support.everything_js(), "stdio"],
+    }
+    own = {name: own_start(command, runs) for name, command in stdio_commands.items()}
+    cores = os.cpu_count() or 1
+    print(f'mcp startup: ram "hello" launch → first request  (python {sys.version.split()[0]}, {cores} cores)')
     print()
-    for name, (samples, failure) in results.items():
+    for name, figures in results.items():
         label = "no servers" if name == "none" else f"{name} alone" if name != "all three" else "all three together"
-        print(line(label, samples))
-        if failure:
-            print(f"  ! some runs failed: {failure}")
-    alone = [statistics.median(results[n][0]) for n in every if results[n][0]]
-    together = results["all three"][0]
-    if alone and together:
+        cpu = f"CPU {statistics.median(figures.cpu):.2f} s" if figures.cpu else ""
+        print(line(label, figures.samples, cpu))
+        if figures.failure:
+            print(f"  ! some runs failed: {figures.failure}")
+    print()
+    for name, samples in own.items():
+        print(line(f"{name}: the server's own start", samples, "raw JSON-RPC, no agent"))
+    alone = [statistics.median(results[n].samples) for n in every if results[n].samples]
+    together = results["all three"]
+    if alone and together.samples:
         slowest = max(alone)
-        excess = statistics.median(together) - slowest
+        excess = statistics.median(together.samples) - slowest
         print()
         print(f"all three vs the slowest alone: {fmt_seconds(abs(excess))} {'slower' if excess > 0 else 'faster'}")
+        if own_samples := [statistics.median(v) for v in own.values() if v]:
+            excess = statistics.median(together.samples) - max(own_samples)
+            print(
+                f"all three vs the slowest server's own start: {fmt_seconds(abs(excess))} "
+                f"{'slower' if excess > 0 else 'faster'}"
+            )
+        need = statistics.median(together.cpu) / cores
+        print(f"CPU of a run with all three / {cores} cores: at least {fmt_seconds(need)} of wall time on this machine")
     return 0
 
 

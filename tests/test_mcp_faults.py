@@ -92,6 +92,14 @@ async def test_crash_mid_call_repeats_a_read_only_call(tmp_path: Path) -> None:
         assert int(output.content.split()[-1]) != first
 
 
+async def test_a_call_refused_for_a_stale_tool_listing_is_resent_once(tmp_path: Path) -> None:
+    marker = tmp_path / "refused-once"
+    async with connected(tmp_path, {"toolbox": support.toolbox()}) as (manager, _):
+        output = await call(manager, "mcp__toolbox__stale_once", tmp_path, marker=str(marker))
+        assert marker.exists()  # the first call really was refused
+        assert (output.content, output.is_error) == ("answered after a fresh listing", False)
+
+
 async def test_server_killed_while_idle_is_restarted_before_the_next_call(tmp_path: Path) -> None:
     async with connected(tmp_path, {"toolbox": support.toolbox()}) as (manager, _):
         pid = await server_pid(manager, tmp_path)

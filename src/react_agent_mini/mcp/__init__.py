@@ -6,9 +6,10 @@
 - `adapter`: an MCP tool as one of our `Tool`s (`mcp__<server>__<tool>`), results rendered as text;
 - `resources`: ListMcpResourcesTool, ReadMcpResourceTool and `@server:uri` mentions;
 - `prompts`: server prompts as `/server:prompt args` commands;
-- `cli`: `ram mcp list`.
+- `cli`: `ram mcp list`;
+- `sdk`: the SDK's client side, imported without its server side, and `Session` (one negotiated connection).
 
-The `mcp` SDK costs ≈0.6 s to import, so nothing here imports it until a server is actually started. This
+The `mcp` SDK costs ≈1 s of CPU to import even so, so nothing here imports it until a server is started. This
 module holds only the package's error type, so importing it is free.
 """
 

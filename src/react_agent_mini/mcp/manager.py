@@ -1,16 +1,16 @@
 """Connections to the configured MCP servers: concurrent background start, calls, reconnects, clean shutdown.
 
 `start()` launches every server at once in the background: stdio servers are spawned immediately, while the
-SDK (≈0.6 s to import, more on a small machine) is imported in a worker thread, so both overlap each other and
-the CLI's own start. `wait_ready(timeout)` is the only place anything waits for them, and only up to its bound.
-A server that fails is reported once (name and reason) and skipped; one that is merely slow keeps connecting
-and its tools appear in `tools()` once it is ready.
+SDK's client side (≈1 s of CPU on a small machine; see `sdk`) is imported in a worker thread, so both overlap
+each other and the CLI's own start. `wait_ready(timeout)` is the only place anything waits for them, and only up
+to its bound. A server that fails is reported once (name and reason) and skipped; one that is merely slow keeps
+connecting and its tools appear in `tools()` once it is ready.
 
-Each connection lives in one asyncio task that enters the SDK's `Client` and leaves it (the SDK's task groups
-must be exited by the task that entered them). The task waits until the manager closes or the transport reports
-end-of-stream (the server died), then leaves the client, which stops the process and its whole process group
-(see `transport`). Server stderr goes to `<log_dir>/<server>.log`, the SDK's own log records to
-`<log_dir>/client.log`: nothing reaches the terminal.
+Each connection lives in one asyncio task that enters an SDK session (`sdk.Session`) and leaves it (the SDK's
+task groups must be exited by the task that entered them). The task waits until the manager closes or the
+transport reports end-of-stream (the server died), then leaves the session, which stops the process and its
+whole process group (see `transport`). Server stderr goes to `<log_dir>/<server>.log`, the SDK's own log records
+to `<log_dir>/client.log`: nothing reaches the terminal.
 
 A call to a server found dead gets one reconnect attempt first (then, for `reconnect_backoff` seconds, uses fail
 at once). A server that dies during a call is restarted too; the call is repeated only when that cannot do
@@ -26,7 +26,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -46,9 +46,9 @@ from .transport import StdioServer, last_log_line
 if TYPE_CHECKING:
     import anyio
     import mcp_types
-    from mcp import Client
-    from mcp.client import Transport as SdkTransport
     from mcp.shared.message import SessionMessage
+
+    from .sdk import Session
 
 T = TypeVar("T")
 _LOG_HANDLER = "react-agent-mini-mcp"
@@ -127,7 +127,7 @@ class _EofWatch:
 class _WatchedTransport:
     """Any SDK transport, with its read stream wrapped in `_EofWatch`."""
 
-    def __init__(self, inner: SdkTransport, on_eof: Callable[[], None]) -> None:
+    def __init__(self, inner: AbstractAsyncContextManager[tuple[Any, Any]], on_eof: Callable[[], None]) -> None:
         self._inner = inner
         self._on_eof = on_eof
 
@@ -161,7 +161,7 @@ class _Connection:
         self.alive = False
         """True from the end of the handshake until the server goes away or we close."""
         self.error = ""
-        self.client: Client | None = None
+        self.client: Session | None = None
         self.tools: list[mcp_types.Tool] = []
         self.prompts: list[mcp_types.Prompt] = []
         self.has_resources = False
@@ -264,11 +264,12 @@ class _Connection:
         hint = "" if isinstance(_leaf(exc), FileNotFoundError | PermissionError) else self._exit_hint()
         return describe_error(exc, self.config) + hint
 
-    def _client(self) -> Client:
+    def _client(self) -> Session:
         import mcp_types
-        from mcp import Client
 
-        transport: SdkTransport
+        from .sdk import Session
+
+        transport: AbstractAsyncContextManager[tuple[Any, Any]]
         config = self.config
         if self._stdio is not None:
             transport = self._stdio.streams()
@@ -278,26 +279,24 @@ class _Connection:
             transport = sse_client(config.url, headers=dict(config.headers) or None)
         else:
             transport = _http_transport(config.url, _http_client(config.headers, self._on_refused))
-        return Client(
-            _WatchedTransport(transport, self._on_eof),
-            mode="auto",  # 2026-07-28 discover first, else the 2025-11-25 initialize handshake
+        return Session(
+            _WatchedTransport(transport, self._on_eof),  # 2026-07-28 discover first, else 2025-11-25 initialize
             client_info=mcp_types.Implementation(name="react-agent-mini", version=__version__),
             logging_callback=self._server_log,
-            cache=None,  # listings are read once per connection; reads must be fresh
         )
 
-    async def _discover(self, client: Client) -> None:
+    async def _discover(self, client: Session) -> None:
         capabilities = client.server_capabilities
         info = client.server_info
         who = f"{info.name} {info.version}".strip() if info else "unnamed server"
         self.detail = f"{who}, protocol {client.protocol_version}"
         self.instructions = (client.instructions or "").strip()
         if capabilities.tools is not None:
-            self.tools = await _paged(lambda cursor: client.list_tools(cursor=cursor), "tools")
+            self.tools = await _paged(lambda cursor: client.list_tools(cursor), "tools")
         self.has_resources = capabilities.resources is not None
         if capabilities.prompts is not None:
             try:
-                self.prompts = await _paged(lambda cursor: client.list_prompts(cursor=cursor), "prompts")
+                self.prompts = await _paged(lambda cursor: client.list_prompts(cursor), "prompts")
             except Exception:  # a broken prompt listing must not cost the server its tools
                 self.prompts = []
 
@@ -559,12 +558,10 @@ class McpManager:
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """Resources and templates of one server, as ListMcpResourcesTool shows them; McpError on failure."""
         label = f"listing the resources of the MCP server {server}"
-        resources = await self._request(
-            server, label, lambda c: _paged(lambda cur: c.list_resources(cursor=cur), "resources")
-        )
+        resources = await self._request(server, label, lambda c: _paged(lambda cur: c.list_resources(cur), "resources"))
         try:
             templates = await self._request(
-                server, label, lambda c: _paged(lambda cur: c.list_resource_templates(cursor=cur), "resource_templates")
+                server, label, lambda c: _paged(lambda cur: c.list_resource_templates(cur), "resource_templates")
             )
         except McpError:
             templates = []  # templates are optional; many servers answer "method not found"
@@ -640,7 +637,7 @@ class McpManager:
             server.failed_at = None
             return fresh
 
-    async def _request(self, server: str, label: str, send: Callable[[Client], Awaitable[T]]) -> T:
+    async def _request(self, server: str, label: str, send: Callable[[Session], Awaitable[T]]) -> T:
         """A request that may safely be sent twice: retried once on a fresh connection if the server died."""
         for attempt in range(2):
             conn = await self._live(server)
@@ -651,7 +648,7 @@ class McpManager:
                     raise McpError(f"The MCP server {server} stopped while {label}.") from None
         raise AssertionError("unreachable")
 
-    async def _call(self, conn: _Connection, label: str, send: Callable[[Client], Awaitable[T]]) -> T:
+    async def _call(self, conn: _Connection, label: str, send: Callable[[Session], Awaitable[T]]) -> T:
         """One request on `conn`, bounded by the call timeout; _Disconnected when the server went away."""
         import anyio
 
@@ -708,9 +705,9 @@ async def _paged(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> l
 
 def _load_sdk(log_dir: Path) -> None:
     """Import the SDK (in a worker thread) and send its log records to a file instead of the terminal."""
-    import mcp
-    import mcp.client.sse
-    import mcp.client.streamable_http  # noqa: F401
+    from . import sdk
+
+    sdk.load()
 
     logger = logging.getLogger("mcp")
     for old in [h for h in logger.handlers if h.get_name() == _LOG_HANDLER]:
@@ -743,7 +740,7 @@ def _disconnect_kind(exc: BaseException) -> Literal["", "unsent", "lost"]:
     try:
         import anyio
         import httpx2
-        from mcp import MCPError
+        from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST
     except ImportError:
         return ""
@@ -765,7 +762,7 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
     exc = _leaf(exc)
     try:
         import httpx2
-        from mcp import MCPError
+        from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED
     except ImportError:
         return f"the MCP SDK is not installed ({exc}); install it with: pip install mcp"

@@ -7,7 +7,8 @@ With TOOLBOX_TRACE=<file> in its environment it appends a line per resource read
 a test can tell what a client really asked for.
 
 Tools cover every result shape and the failures a client must survive: `crash` exits mid-call, `crash_once`
-exits on its first call only (read-only, so a client may repeat it), `sleep` outlasts a timeout, `big` returns
+exits on its first call only (read-only, so a client may repeat it), `stale_once` refuses its first call
+with the 2026 HEADER_MISMATCH error (a client re-lists the tools and resends), `sleep` outlasts a timeout, `big` returns
 a megabyte. `--fault hang-init` never answers the handshake; `--fault exit-at-start` dies before it; `--fault
 noise` writes a line that is not JSON-RPC to stdout first (and chatter to stderr). The
 barrier makes each server wait until N servers have started: connecting them one after the other then can
@@ -82,6 +83,17 @@ def build() -> Any:
             path.write_text("crashed")
             os._exit(1)
         return f"survived in {os.getpid()}"
+
+    @server.tool(annotations=read_only, description="Refuse the first call as made from a stale tool listing.")
+    def stale_once(marker: str) -> str:
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import HEADER_MISMATCH
+
+        path = Path(marker)
+        if not path.exists():
+            path.write_text("refused")
+            raise MCPError(HEADER_MISMATCH, "the tool listing used for this call is stale")
+        return "answered after a fresh listing"
 
     @server.tool(annotations=read_only, description="Sleep, then answer.")
     def sleep(seconds: float) -> str:

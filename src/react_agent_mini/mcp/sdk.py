@@ -1,0 +1,200 @@
+"""The MCP SDK's client side, loaded without its server side.
+
+`import mcp` runs the package's `__init__`, which also imports the SDK's server (Starlette, uvicorn, the
+in-process transport behind `mcp.Client`): ≈1.8 s of CPU on a small machine, where the client parts alone
+(`mcp_types`, `mcp.client.session`, the transports) take ≈1 s. With several servers starting at once, that CPU
+is taken from the servers themselves. So `load()` registers the `mcp` and `mcp.client` packages without running
+their `__init__` — as lazy shells: the first attribute looked up on one runs its real `__init__`, so
+`from mcp import X` anywhere else still works — and then imports only the modules a client needs.
+
+`Session` is what the manager uses of the SDK: the SDK's own `ClientSession` over a transport, the protocol
+era negotiated as `mcp.Client(mode="auto")` does (2026-07-28 `server/discover` first, else the 2025-11-25
+`initialize` handshake; the SDK's `negotiate_auto`), the list/read/get/call requests, and the 2026 recovery from
+a stale tool listing (`HEADER_MISMATCH`: re-list the tools, resend once). What `mcp.Client` adds beyond that —
+a response cache and answering a server's input requests — the agent does not use: it offers no sampling,
+elicitation or roots, so a server asking for input gets a failed call.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import threading
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from types import ModuleType, TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp.client.session import ClientSession, LoggingFnT
+
+LIGHT_PACKAGES = ("mcp", "mcp.client")
+"""Packages whose `__init__` imports far more than a client needs (the second imports `mcp.Client`, which
+imports the SDK's server)."""
+CLIENT_MODULES = (
+    "mcp_types",
+    "mcp.shared.exceptions",
+    "mcp.shared.message",
+    "mcp.client.session",
+    "mcp.client._probe",  # negotiate_auto: the SDK's own era negotiation, as mcp.Client uses it
+    "mcp.client.streamable_http",
+    "mcp.client.sse",
+    "httpx2",
+)
+RELIST_PAGES = 20
+"""Pages of tools/list read while recovering from a stale tool listing."""
+
+_lock = threading.Lock()
+
+
+def load() -> None:
+    """Import the SDK's client side (not its server side); safe to call again, and from any thread."""
+    for name in LIGHT_PACKAGES:
+        _lazy_package(name)
+    for name in CLIENT_MODULES:
+        importlib.import_module(name)
+
+
+def _lazy_package(name: str) -> None:
+    """Register package `name` with its submodules importable but its `__init__` not yet run; the first
+    attribute looked up on it runs the `__init__` (once), so the package behaves as usual from then on."""
+    with _lock:
+        if name in sys.modules:
+            return
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+            raise ImportError(f"No package named {name!r}", name=name)
+        module = importlib.util.module_from_spec(spec)
+        loader = spec.loader
+
+        def run_init(attribute: str) -> Any:
+            with _lock:
+                if module.__dict__.get("__getattr__") is run_init:
+                    del module.__dict__["__getattr__"]
+                    loader.exec_module(module)
+            try:
+                return module.__dict__[attribute]
+            except KeyError:
+                raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+
+        module.__dict__["__getattr__"] = run_init
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        if parent:
+            sys.modules[parent].__dict__[child] = module  # as an import binds a submodule on its package
+
+
+def is_lazy(name: str) -> bool:
+    """True while package `name` is registered by `load()` and its `__init__` has not run (for tests)."""
+    module = sys.modules.get(name)
+    return isinstance(module, ModuleType) and "__getattr__" in module.__dict__
+
+
+class Session:
+    """One negotiated MCP session over `transport` (an async context manager yielding the read and write
+    streams). Enter it to connect; leaving closes the session, then the transport."""
+
+    def __init__(
+        self,
+        transport: AbstractAsyncContextManager[tuple[Any, Any]],
+        *,
+        client_info: mcp_types.Implementation,
+        logging_callback: LoggingFnT | None = None,
+    ) -> None:
+        self._transport = transport
+        self._client_info = client_info
+        self._logging_callback = logging_callback
+        self._session: ClientSession | None = None
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> Session:
+        from mcp.client._probe import negotiate_auto
+        from mcp.client.session import ClientSession
+
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(self._transport)
+            session = ClientSession(read, write, client_info=self._client_info, logging_callback=self._logging_callback)
+            await stack.enter_async_context(session)
+            await negotiate_auto(session)
+            self._session = session
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stack, self._stack, self._session = self._stack, None, None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+
+    @property
+    def session(self) -> ClientSession:
+        if self._session is None:
+            raise RuntimeError("the MCP session is not connected")
+        return self._session
+
+    # ---- what the handshake told us ----
+
+    @property
+    def protocol_version(self) -> str:
+        return self.session.protocol_version or ""
+
+    @property
+    def server_info(self) -> mcp_types.Implementation | None:
+        return self.session.server_info
+
+    @property
+    def server_capabilities(self) -> mcp_types.ServerCapabilities:
+        import mcp_types
+
+        return self.session.server_capabilities or mcp_types.ServerCapabilities()
+
+    @property
+    def instructions(self) -> str | None:
+        return self.session.instructions
+
+    # ---- requests ----
+
+    async def list_tools(self, cursor: str | None = None) -> mcp_types.ListToolsResult:
+        return await self.session.list_tools(params=_page(cursor))
+
+    async def list_prompts(self, cursor: str | None = None) -> mcp_types.ListPromptsResult:
+        return await self.session.list_prompts(params=_page(cursor))
+
+    async def list_resources(self, cursor: str | None = None) -> mcp_types.ListResourcesResult:
+        return await self.session.list_resources(params=_page(cursor))
+
+    async def list_resource_templates(self, cursor: str | None = None) -> mcp_types.ListResourceTemplatesResult:
+        return await self.session.list_resource_templates(params=_page(cursor))
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        return await self.session.read_resource(uri)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mcp_types.GetPromptResult:
+        return await self.session.get_prompt(name, arguments)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
+        """tools/call; on a 2026-07-28 connection a `HEADER_MISMATCH` refusal (our listing of the tool is stale)
+        re-lists the tools and resends once, as the spec asks."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import HEADER_MISMATCH
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        try:
+            return await self.session.call_tool(name, arguments)
+        except MCPError as exc:
+            if exc.code != HEADER_MISMATCH or self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                raise
+        cursor: str | None = None
+        for _ in range(RELIST_PAGES):
+            page = await self.list_tools(cursor)
+            cursor = page.next_cursor
+            if cursor is None or any(tool.name == name for tool in page.tools):
+                break
+        return await self.session.call_tool(name, arguments)
+
+
+def _page(cursor: str | None) -> mcp_types.PaginatedRequestParams | None:
+    import mcp_types
+
+    return None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
