@@ -100,6 +100,19 @@ async def test_a_call_refused_for_a_stale_tool_listing_is_resent_once(tmp_path: 
         assert (output.content, output.is_error) == ("answered after a fresh listing", False)
 
 
+async def test_a_server_asking_for_input_gets_a_clear_error(tmp_path: Path) -> None:
+    async with connected(tmp_path, {"toolbox": support.toolbox()}) as (manager, _):
+        output = await call(manager, "mcp__toolbox__ask_name", tmp_path)
+        assert output.is_error
+        assert output.content == (
+            "The call to ask_name on the MCP server toolbox failed: the server asked for an answer from the user "
+            "before answering, which react-agent-mini cannot provide"
+        )
+        assert (await call(manager, "mcp__toolbox__echo", tmp_path, message="still here")).content == (
+            "echo: still here"
+        )
+
+
 async def test_server_killed_while_idle_is_restarted_before_the_next_call(tmp_path: Path) -> None:
     async with connected(tmp_path, {"toolbox": support.toolbox()}) as (manager, _):
         pid = await server_pid(manager, tmp_path)

@@ -41,6 +41,7 @@ from .adapter import MAX_DESCRIPTION, McpTool, ToolNamer, cap_text, clean_name, 
 from .config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, ServerConfig, Transport
 from .prompts import PromptInfo, bind_arguments, prompt_info, prompt_messages
 from .resources import ListMcpResourcesTool, ReadMcpResourceTool, mention_text, parse_mentions, resource_entries
+from .sdk import Unanswerable
 from .transport import StdioServer, last_log_line
 
 if TYPE_CHECKING:
@@ -766,6 +767,8 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
         from mcp_types import CONNECTION_CLOSED
     except ImportError:
         return f"the MCP SDK is not installed ({exc}); install it with: pip install mcp"
+    if isinstance(exc, Unanswerable):
+        return str(exc)
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"command not found: {config.command}"
     if isinstance(exc, PermissionError) and config.transport == "stdio":

@@ -12,7 +12,7 @@ era negotiated as `mcp.Client(mode="auto")` does (2026-07-28 `server/discover` f
 `initialize` handshake; the SDK's `negotiate_auto`), the list/read/get/call requests, and the 2026 recovery from
 a stale tool listing (`HEADER_MISMATCH`: re-list the tools, resend once). What `mcp.Client` adds beyond that —
 a response cache and answering a server's input requests — the agent does not use: it offers no sampling,
-elicitation or roots, so a server asking for input gets a failed call.
+elicitation or roots, so a request a server answers with "input required" fails with a line saying so.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import sys
 import threading
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import mcp_types
@@ -41,6 +41,13 @@ CLIENT_MODULES = (
     "mcp.client.sse",
     "httpx2",
 )
+T = TypeVar("T")
+
+
+class Unanswerable(Exception):
+    """A server answered with something this client cannot act on (it asked for input first)."""
+
+
 RELIST_PAGES = 20
 """Pages of tools/list read while recovering from a stale tool listing."""
 
@@ -168,10 +175,10 @@ class Session:
         return await self.session.list_resource_templates(params=_page(cursor))
 
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
-        return await self.session.read_resource(uri)
+        return _answered(await self.session.read_resource(uri, allow_input_required=True))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> mcp_types.GetPromptResult:
-        return await self.session.get_prompt(name, arguments)
+        return _answered(await self.session.get_prompt(name, arguments, allow_input_required=True))
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> mcp_types.CallToolResult:
         """tools/call; on a 2026-07-28 connection a `HEADER_MISMATCH` refusal (our listing of the tool is stale)
@@ -181,7 +188,7 @@ class Session:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         try:
-            return await self.session.call_tool(name, arguments)
+            return await self._call_tool(name, arguments)
         except MCPError as exc:
             if exc.code != HEADER_MISMATCH or self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 raise
@@ -191,7 +198,34 @@ class Session:
             cursor = page.next_cursor
             if cursor is None or any(tool.name == name for tool in page.tools):
                 break
-        return await self.session.call_tool(name, arguments)
+        return await self._call_tool(name, arguments)
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
+        import mcp_types
+
+        result = _answered(await self.session.call_tool(name, arguments, allow_input_required=True))
+        if not isinstance(result, mcp_types.CallToolResult):  # only a claimed extension shape, which we never claim
+            raise Unanswerable(f"the server answered with an unknown result ({type(result).__name__})")
+        return result
+
+
+INPUT_KINDS = {
+    "elicitation/create": "an answer from the user",
+    "sampling/createMessage": "a completion from the client's model",
+    "roots/list": "the client's workspace roots",
+}
+
+
+def _answered(result: T | mcp_types.InputRequiredResult) -> T:
+    """`result`, unless the server asked for input first (2026-07-28 `input_required`), which this client cannot
+    give: then Unanswerable, naming what it wanted."""
+    import mcp_types
+
+    if not isinstance(result, mcp_types.InputRequiredResult):
+        return result
+    wanted = sorted({INPUT_KINDS.get(r.method, r.method) for r in (result.input_requests or {}).values()})
+    what = ", ".join(wanted) or "more input"
+    raise Unanswerable(f"the server asked for {what} before answering, which react-agent-mini cannot provide")
 
 
 def _page(cursor: str | None) -> mcp_types.PaginatedRequestParams | None:

@@ -7,11 +7,12 @@ With TOOLBOX_TRACE=<file> in its environment it appends a line per resource read
 a test can tell what a client really asked for.
 
 Tools cover every result shape and the failures a client must survive: `crash` exits mid-call, `crash_once`
-exits on its first call only (read-only, so a client may repeat it), `stale_once` refuses its first call
-with the 2026 HEADER_MISMATCH error (a client re-lists the tools and resends), `sleep` outlasts a timeout, `big` returns
-a megabyte. `--fault hang-init` never answers the handshake; `--fault exit-at-start` dies before it; `--fault
-noise` writes a line that is not JSON-RPC to stdout first (and chatter to stderr). The
-barrier makes each server wait until N servers have started: connecting them one after the other then can
+exits on its first call only (read-only, so a client may repeat it), `stale_once` refuses its first call with
+the 2026 HEADER_MISMATCH error (a client re-lists the tools and resends), `ask_name` asks for input first
+(2026 input_required), `sleep` outlasts a timeout, `big` returns a megabyte. `--fault hang-init` never answers
+the handshake; `--fault exit-at-start` dies before it; `--fault noise` writes a line that is not JSON-RPC to
+stdout first (and chatter to stderr). The barrier makes each server wait until N servers have started:
+connecting them one after the other then can
 never succeed, so a test can prove concurrency without timing anything.
 """
 
@@ -51,6 +52,7 @@ def build() -> Any:
     from mcp.server.mcpserver import Context, Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
+    from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
     server = MCPServer("toolbox", version="1.0")
     read_only = ToolAnnotations(read_only_hint=True)
@@ -94,6 +96,15 @@ def build() -> Any:
             path.write_text("refused")
             raise MCPError(HEADER_MISMATCH, "the tool listing used for this call is stale")
         return "answered after a fresh listing"
+
+    @server.tool(annotations=read_only, description="Ask the user for their name first (2026-07-28 input_required).")
+    def ask_name() -> InputRequiredResult:
+        question = ElicitRequest(
+            params=ElicitRequestFormParams(
+                message="Your name?", requested_schema={"type": "object", "properties": {"name": {"type": "string"}}}
+            )
+        )
+        return InputRequiredResult(input_requests={"name": question}, request_state="asked")
 
     @server.tool(annotations=read_only, description="Sleep, then answer.")
     def sleep(seconds: float) -> str:
