@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from .fakes.mcp_servers import support
+from .processes import pids_with, wait_until
 from .test_cli import env_for, ram
 
 
@@ -101,3 +106,49 @@ def test_mcp_list_command(tmp_path: Path) -> None:
     proc = ram("mcp", "list", env=env_for(None, None), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "mcp__time__get_current_time" in proc.stdout and "read-only" in proc.stdout
+
+
+ESCAPES = r'printf "fatal: \033]0;PWNED\007\033[2J\n" >&2; exit 1'
+"""A server that dies at start, after writing a line that would retitle the window and clear the screen."""
+
+
+def test_what_a_server_says_cannot_steer_the_terminal(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    dies = {"command": "sh", "args": ["-c", ESCAPES]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"dies": dies}}))
+    listed = ram("mcp", "list", env=env_for(None, None), cwd=tmp_path)
+    fake_llm.enqueue(Reply(text="ok"))
+    headless = ram("hello", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert (listed.returncode, headless.returncode) == (1, 0), headless.stderr
+    assert 'fatal: ^[]0;PWNED^G^[[2J"' in listed.stdout and "\x1b" not in listed.stdout + listed.stderr
+    warning = next(line for line in headless.stderr.splitlines() if line.startswith("warning:"))
+    assert 'fatal: ^[]0;PWNED^G^[[2J"' in warning and "\x1b" not in headless.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "sig", "code"),
+    [(["hello"], signal.SIGTERM, 143), (["hello"], signal.SIGHUP, 129), (["mcp", "list"], signal.SIGTERM, 143)],
+)
+def test_a_signal_while_servers_start_stops_them(
+    fake_llm: FakeLLMServer, tmp_path: Path, args: list[str], sig: signal.Signals, code: int
+) -> None:
+    # the server waits at a barrier for a second server that never comes, so it is still starting when the
+    # signal arrives; killed outright, the agent would leave it running (it has its own session)
+    barrier = tmp_path / f"barrier-{os.getpid()}"
+    waiting = ["--barrier", str(barrier), "--barrier-count", "2"]
+    slow = {"command": sys.executable, "args": [str(support.TOOLBOX), *waiting]}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"slow": slow}}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "react_agent_mini", *args],
+        env=env_for("openai", fake_llm, XDG_STATE_HOME=str(tmp_path / "state")),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert wait_until(lambda: barrier.is_dir() and any(barrier.iterdir()), timeout=30), "the server never started"
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert wait_until(lambda: not pids_with(str(barrier)), timeout=10), "the server outlived the agent"
+    assert fake_llm.requests == []

@@ -18,9 +18,11 @@ from react_agent_mini.mcp import McpError
 from react_agent_mini.mcp.adapter import MAX_RESULT_CHARS, render_tool_result
 from react_agent_mini.mcp.config import ServerConfig
 from react_agent_mini.mcp.manager import McpManager
+from react_agent_mini.mcp.transport import MAX_MESSAGE_BYTES
 from react_agent_mini.tools.base import ToolContext, ToolOutput
 
 from .fakes.mcp_servers import support
+from .processes import pids_with
 
 
 @asynccontextmanager
@@ -111,6 +113,52 @@ async def test_a_server_asking_for_input_gets_a_clear_error(tmp_path: Path) -> N
         assert (await call(manager, "mcp__toolbox__echo", tmp_path, message="still here")).content == (
             "echo: still here"
         )
+
+
+async def test_a_server_defined_error_is_an_answer_not_a_dead_server(tmp_path: Path) -> None:
+    # -32000 is also the SDK's own code for "connection closed": the server's message tells them apart
+    async with connected(tmp_path, {"toolbox": support.toolbox()}) as (manager, _):
+        pid = await server_pid(manager, tmp_path)
+        output = await call(manager, "mcp__toolbox__refuse", tmp_path, message="record 42 does not exist")
+        assert (output.content, output.is_error) == (
+            "The call to refuse on the MCP server toolbox failed: record 42 does not exist (error -32000)",
+            True,
+        )
+        assert await server_pid(manager, tmp_path) == pid  # not restarted
+        assert starts(tmp_path / "logs" / "toolbox.log") == 1
+
+
+async def test_a_server_that_exits_while_its_child_holds_stdout_is_noticed(tmp_path: Path) -> None:
+    # the pipe never closes (the child has it), so only the exit itself can tell; the call must not wait out
+    # its timeout, and the next call gets a fresh server
+    async with connected(tmp_path, {"toolbox": support.toolbox()}, call_timeout=120) as (manager, _):
+        first = await server_pid(manager, tmp_path)
+        output = await call(manager, "mcp__toolbox__orphan_exit", tmp_path)
+        assert output.is_error
+        assert output.content.startswith("The MCP server toolbox stopped during the call to orphan_exit")
+        second = await server_pid(manager, tmp_path)
+        assert second != first
+    assert pids_with("sleep 120") == []  # the child went with the old server's process group
+
+
+async def test_a_message_over_the_size_limit_fails_its_call_at_once(tmp_path: Path) -> None:
+    async with connected(tmp_path, {"toolbox": support.toolbox()}, call_timeout=120) as (manager, _):
+        pid = await server_pid(manager, tmp_path)
+        output = await call(manager, "mcp__toolbox__big", tmp_path, size=MAX_MESSAGE_BYTES + 1000)
+        assert (output.content, output.is_error) == (
+            "The call to big on the MCP server toolbox failed: the server's answer was over 32 MB, more than "
+            "this client accepts (error -32603)",
+            True,
+        )
+        assert await server_pid(manager, tmp_path) == pid  # the connection goes on
+        assert (await call(manager, "mcp__toolbox__big", tmp_path, size=5)).content == "xxxxx"
+
+
+async def test_a_tool_listed_twice_is_offered_once(tmp_path: Path) -> None:
+    plain = support.stdio("plain", sys.executable, str(support.PLAIN), "--twice")
+    async with connected(tmp_path, {"plain": plain}) as (manager, warnings):
+        assert warnings == []
+        assert [t.name for t in manager.tools()] == ["mcp__plain__shout"]
 
 
 async def test_server_killed_while_idle_is_restarted_before_the_next_call(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from react_agent_mini import transcript
 
 from .fakes.fake_llm import FakeLLMServer, HttpError, Reply, ToolCall
@@ -536,15 +538,18 @@ def test_a_context_length_error_says_what_to_do_and_the_recap_pairs_the_last_exc
         assert term.wait() == 0
 
 
-def test_sigterm_during_a_turn_stops_its_command_and_leaves_with_143(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
-    marker = f"31.{os.getpid()}7"
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_or_hangup_during_a_turn_stops_its_command_and_leaves(
+    fake_llm: FakeLLMServer, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    marker = f"31.{os.getpid()}{code}"
     fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": f"sleep {marker}"})]))
     with ram_term(fake_llm, tmp_path, "--allowed-tools", "Bash(sleep:*)") as term:
         term.prompt()
         term.line("do the slow thing")
         term.expect(f"Bash sleep {marker}")
         assert wait_until(lambda: pids_with(marker))
-        os.kill(term.pid, signal.SIGTERM)
-        assert term.wait() == 143
+        os.kill(term.pid, sig)
+        assert term.wait() == code
         assert "Traceback" not in term.text
     assert wait_until(lambda: not pids_with(marker), timeout=5)

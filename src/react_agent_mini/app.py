@@ -26,6 +26,7 @@ from .permissions.settings import add_cli_rules, load_permissions
 from .providers.base import ModelProvider, ModelRequest
 from .providers.retry import RetryPolicy, stream_with_retry
 from .session import Session
+from .terminal_text import visible
 from .tools.base import ShellState, ToolContext, ToolRegistry
 
 SYSTEM_PROMPT = BASE_PROMPT
@@ -322,7 +323,7 @@ class TranscriptRecorder:
         """One warning per process: a broken data directory stays broken, saying so once is enough."""
         if not self._warned:
             self._warned = True
-            print(f"warning: {text}", file=sys.stderr)
+            print(f"warning: {visible(text)}", file=sys.stderr)
 
     def _open_now(self) -> None:
         opener, self._opener = self._opener, None

@@ -57,9 +57,10 @@ exit codes:
   1    error (model API failure after retries, or an internal error)
   2    usage or configuration error (e.g. no API key)
   3    stopped at --max-turns
+  129  hung up (SIGHUP, e.g. the terminal closed; stopped as for Ctrl+C)
   130  interrupted (Ctrl+C)
   141  stdout closed before the end (e.g. ram ... | head)
-  143  terminated (SIGTERM; running commands are stopped as for Ctrl+C)
+  143  terminated (SIGTERM; running commands and MCP servers are stopped as for Ctrl+C)
 """
 
 
@@ -244,8 +245,10 @@ def _print_system_prompt() -> int:
     from .app import Knowledge
 
     knowledge = Knowledge(Path.cwd().resolve(), os.environ)
+    from .terminal_text import visible
+
     for warning in knowledge.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {visible(warning)}", file=sys.stderr)
     print(knowledge.system_prompt)
     return 0
 

@@ -1,17 +1,15 @@
 """One task, start to finish, without a person at the keyboard (`ram "task"`, `ram -p`).
 
 Runs a single turn of a fresh Session, renders its events in the chosen output format, and returns the exit
-code. Ctrl+C aborts the turn cleanly (the history stays valid); a second Ctrl+C exits at once.
+code. Ctrl+C, SIGTERM or SIGHUP abort the turn cleanly (the history stays valid) or, before it starts, stop the
+MCP servers and end the run (130, 143, 129); a second signal exits at once (see `stop_signals`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -30,47 +28,13 @@ from .output import (
 )
 from .pricing import cost_usd
 from .session import Session
+from .stop_signals import stop_on_signals, was_stopped
+from .terminal_text import visible
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:
     tool = session.tools.get(use.name)
     return tool.describe_call(use.input) if tool else ""
-
-
-class Stopped:
-    """Which signal stopped the run, if any (its exit code replaces the turn's)."""
-
-    def __init__(self) -> None:
-        self.exit_code: int | None = None
-
-
-@contextlib.contextmanager
-def interrupt_aborts_turn(session: Session) -> Iterator[Stopped]:
-    """While a turn runs, Ctrl+C (SIGINT) or SIGTERM aborts it — the model stream, running tools and their process
-    groups — and the run ends with 130 or 143; a second signal exits at once."""
-    loop = asyncio.get_running_loop()
-    stopped = Stopped()
-
-    def on_signal(code: int) -> None:
-        first = stopped.exit_code is None
-        stopped.exit_code = code
-        if not first or not session.abort_current_turn("interrupted" if code == 130 else "terminated"):
-            sys.stderr.write("\nforced exit\n")
-            sys.stderr.flush()
-            raise SystemExit(code)
-
-    installed = []
-    for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
-        try:
-            loop.add_signal_handler(signum, on_signal, code)
-            installed.append(signum)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or no signal support
-            pass
-    try:
-        yield stopped
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
 
 
 async def run_headless(
@@ -99,7 +63,7 @@ async def run_headless(
     )
     session, provider = built.session, built.provider
     for warning in built.warnings:
-        err.write(f"warning: {warning}\n")
+        err.write(f"warning: {visible(warning)}\n")
     renderer: Renderer
     if output_format == "json":
         renderer = JsonRenderer(out)
@@ -112,26 +76,26 @@ async def run_headless(
     started = api_started = time.monotonic()
     api_seconds = 0.0
     terminal = Terminal("error", 0, "the turn ended without a result")
-    stopped = Stopped()
     mcp = built.mcp
-    try:
-        mcp.start()
-        for warning in await mcp.join(session.tools):
-            err.write(f"warning: {warning}\n")
-        if isinstance(renderer, StreamJsonRenderer):  # after MCP joined, so the tool list is complete
-            manager = mcp.manager
-            renderer.init(
-                model=provider.model,
-                provider=provider.name,
-                cwd=str(session.context.cwd),
-                tools=session.tools.names(),
-                permission_mode=built.policy.mode,
-                mcp_servers=[{"name": s.name, "status": s.state} for s in manager.status()] if manager else [],
-            )
-        attached, mention_warnings = await mcp.mentions(task)
-        for warning in mention_warnings:
-            err.write(f"warning: {warning}\n")
-        with interrupt_aborts_turn(session) as stopped:
+    reasons = {130: "interrupted", 143: "terminated", 129: "hung up"}
+    with stop_on_signals(lambda code: session.abort_current_turn(reasons[code])) as stopped:
+        try:
+            mcp.start()
+            for warning in await mcp.join(session.tools):
+                err.write(f"warning: {visible(warning)}\n")
+            if isinstance(renderer, StreamJsonRenderer):  # after MCP joined, so the tool list is complete
+                manager = mcp.manager
+                renderer.init(
+                    model=provider.model,
+                    provider=provider.name,
+                    cwd=str(session.context.cwd),
+                    tools=session.tools.names(),
+                    permission_mode=built.policy.mode,
+                    mcp_servers=[{"name": s.name, "status": s.state} for s in manager.status()] if manager else [],
+                )
+            attached, mention_warnings = await mcp.mentions(task)
+            for warning in mention_warnings:
+                err.write(f"warning: {visible(warning)}\n")
             async for event in session.run_turn(task, inject_before=attached):
                 if isinstance(event, AssistantTurn):
                     api_seconds += time.monotonic() - api_started
@@ -146,10 +110,14 @@ async def run_headless(
                 elif isinstance(event, Terminal):
                     terminal = event
                 renderer.event(event)
-    finally:
-        await mcp.aclose()
-        await provider.aclose()
-        built.recorder.close()
+        except asyncio.CancelledError:  # a signal before or between the turn's steps: stop everything, then end
+            if not was_stopped(stopped):
+                raise
+            terminal = Terminal("aborted", 0)
+        finally:
+            await mcp.aclose()
+            await provider.aclose()
+            built.recorder.close()
     summary.usage = session.totals.usage
     summary.total_cost_usd = cost_usd(provider.model, summary.usage)
     summary.duration_ms = round((time.monotonic() - started) * 1000)

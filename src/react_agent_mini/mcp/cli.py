@@ -7,10 +7,13 @@ it as a health check.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from ..stop_signals import stop_on_signals, was_stopped
+from ..terminal_text import visible
 from .adapter import McpTool
 from .config import config_files, default_log_dir, load_mcp_config, mcp_timeouts
 from .manager import McpManager, ServerStatus
@@ -19,41 +22,59 @@ DESCRIPTION_WIDTH = 72
 
 
 async def mcp_list(cwd: Path, env: Mapping[str, str], out: TextIO) -> int:
-    """Print the servers, their status and their tools; the exit code (see the module docstring)."""
+    """Print the servers, their status and their tools; the exit code (see the module docstring). What servers
+    say (names, descriptions, errors) is printed with its control characters made visible."""
+    screen = _Visible(out)
     servers, warnings = load_mcp_config(cwd, env)
     connect_timeout, call_timeout, timeout_warnings = mcp_timeouts(env)
     warnings += timeout_warnings
     for warning in warnings:
-        out.write(f"warning: {warning}\n")
+        screen.write(f"warning: {warning}\n")
     if not servers:
         consulted = ", ".join(str(path) for path, _, _ in config_files(cwd, env))
-        out.write(f"No MCP servers configured (looked in {consulted}).\n")
+        screen.write(f"No MCP servers configured (looked in {consulted}).\n")
         return 1 if warnings else 0
     manager = McpManager(
         servers, log_dir=default_log_dir(env), connect_timeout=connect_timeout, call_timeout=call_timeout
     )
-    try:
-        manager.start()
-        await manager.wait_ready(connect_timeout + 1)
-        statuses = manager.status()
-        tools = [t for t in manager.tools() if isinstance(t, McpTool)]
-    finally:
-        await manager.aclose()
+    with stop_on_signals() as stopped:  # Ctrl+C, SIGTERM, SIGHUP: stop the servers, then end
+        try:
+            manager.start()
+            await manager.wait_ready(connect_timeout + 1)
+            statuses = manager.status()
+            tools = [t for t in manager.tools() if isinstance(t, McpTool)]
+        except asyncio.CancelledError:
+            if not was_stopped(stopped):
+                raise
+        finally:
+            await manager.aclose()
+    if stopped.exit_code is not None:
+        return stopped.exit_code
     sources = sorted({s.source for s in servers.values()}, key=lambda source: source.startswith(str(cwd)))
-    out.write(f"MCP servers: {len(servers)}, from {', '.join(_short(s, cwd) for s in sources)}\n")
+    screen.write(f"MCP servers: {len(servers)}, from {', '.join(_short(s, cwd) for s in sources)}\n")
     for status in statuses:
-        out.write("\n" + _server_line(status) + "\n")
+        screen.write("\n" + _server_line(status) + "\n")
         own = [t for t in tools if t.server == status.name]
         width = max((len(t.name) for t in own), default=0)
         for tool in own:
             flag = "read-only" if tool.read_only else "may write"
-            out.write(f"  {tool.name:<{width}}  {flag}  {_first_line(tool.description)}\n")
+            screen.write(f"  {tool.name:<{width}}  {flag}  {_first_line(tool.description)}\n")
         if status.resources:
-            out.write(f"  resources: attach with @{status.name}:<uri>; the model has ListMcpResourcesTool\n")
+            screen.write(f"  resources: attach with @{status.name}:<uri>; the model has ListMcpResourcesTool\n")
         if status.prompts:
-            out.write("  prompts: " + ", ".join(f"/{status.name}:{p}" for p in status.prompts) + "\n")
+            screen.write("  prompts: " + ", ".join(f"/{status.name}:{p}" for p in status.prompts) + "\n")
     ok = not warnings and all(s.state == "connected" for s in statuses)
     return 0 if ok else 1
+
+
+class _Visible:
+    """A text stream that writes everything through `visible`."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        return self._inner.write(visible(text))
 
 
 def _server_line(status: ServerStatus) -> str:

@@ -41,7 +41,7 @@ from .adapter import MAX_DESCRIPTION, McpTool, ToolNamer, cap_text, clean_name, 
 from .config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, ServerConfig, Transport
 from .prompts import PromptInfo, bind_arguments, prompt_info, prompt_messages
 from .resources import ListMcpResourcesTool, ReadMcpResourceTool, mention_text, parse_mentions, resource_entries
-from .sdk import Unanswerable
+from .sdk import Unanswerable, schema_problem
 from .transport import StdioServer, last_log_line
 
 if TYPE_CHECKING:
@@ -293,11 +293,11 @@ class _Connection:
         self.detail = f"{who}, protocol {client.protocol_version}"
         self.instructions = (client.instructions or "").strip()
         if capabilities.tools is not None:
-            self.tools = await _paged(lambda cursor: client.list_tools(cursor), "tools")
+            self.tools = _first_of_each(await _paged(lambda cursor: client.list_tools(cursor), "tools"))
         self.has_resources = capabilities.resources is not None
         if capabilities.prompts is not None:
             try:
-                self.prompts = await _paged(lambda cursor: client.list_prompts(cursor), "prompts")
+                self.prompts = _first_of_each(await _paged(lambda cursor: client.list_prompts(cursor), "prompts"))
             except Exception:  # a broken prompt listing must not cost the server its tools
                 self.prompts = []
 
@@ -646,7 +646,7 @@ class McpManager:
                 return await self._call(conn, label, send)
             except _Disconnected:
                 if attempt:
-                    raise McpError(f"The MCP server {server} stopped while {label}.") from None
+                    raise McpError(f"The server stopped while {label}.") from None
         raise AssertionError("unreachable")
 
     async def _call(self, conn: _Connection, label: str, send: Callable[[Session], Awaitable[T]]) -> T:
@@ -689,6 +689,15 @@ class _Disconnected(Exception):
         super().__init__()
         self.delivered = delivered
         """False when the server certainly never got the request (so repeating it cannot do anything twice)."""
+
+
+def _first_of_each(items: list[Any]) -> list[Any]:
+    """Listed items with their name's first listing only (a server may list a name twice, or a cursor may
+    serve a page again)."""
+    first: dict[str, Any] = {}
+    for item in items:
+        first.setdefault(item.name, item)
+    return list(first.values())
 
 
 async def _paged(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
@@ -747,7 +756,7 @@ def _disconnect_kind(exc: BaseException) -> Literal["", "unsent", "lost"]:
         return ""
     exc = _leaf(exc)
     if isinstance(exc, MCPError):
-        if exc.code == CONNECTION_CLOSED:
+        if _closed_by_sdk(exc, CONNECTION_CLOSED):
             return "lost"
         # the SDK's reading of HTTP 404 on a 2025-era session: the server restarted and refused the request
         return "unsent" if exc.code == INVALID_REQUEST and exc.message == "Session terminated" else ""
@@ -756,6 +765,16 @@ def _disconnect_kind(exc: BaseException) -> Literal["", "unsent", "lost"]:
     if isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | httpx2.TransportError):
         return "lost"
     return ""
+
+
+SDK_CLOSED_MESSAGES = frozenset({"Connection closed", "SSE stream ended without a response"})
+"""What the SDK says when it fails a request because the connection ended. A server may send the same code
+(-32000 is the first of JSON-RPC's server-defined errors) for its own failures: those are answers, not
+disconnections."""
+
+
+def _closed_by_sdk(exc: Any, code: int) -> bool:
+    return bool(exc.code == code and exc.message in SDK_CLOSED_MESSAGES)
 
 
 def describe_error(exc: BaseException, config: ServerConfig) -> str:
@@ -769,12 +788,14 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
         return f"the MCP SDK is not installed ({exc}); install it with: pip install mcp"
     if isinstance(exc, Unanswerable):
         return str(exc)
+    if type(exc).__name__ == "ValidationError":  # pydantic's: the server's answer breaks the MCP schema
+        return f"the server's answer does not follow the MCP schema: {schema_problem(exc)}"
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"command not found: {config.command}"
     if isinstance(exc, PermissionError) and config.transport == "stdio":
         return f"cannot run {config.command}: permission denied"
     if isinstance(exc, MCPError):
-        if exc.code == CONNECTION_CLOSED:
+        if _closed_by_sdk(exc, CONNECTION_CLOSED):
             return "the server closed the connection"
         return f"{exc.message} (error {exc.code})"
     if isinstance(exc, httpx2.HTTPStatusError):

@@ -228,6 +228,18 @@ def _answered(result: T | mcp_types.InputRequiredResult) -> T:
     raise Unanswerable(f"the server asked for {what} before answering, which react-agent-mini cannot provide")
 
 
+def schema_problem(exc: BaseException) -> str:
+    """A pydantic ValidationError as one short line: where the first problem is, what it is, how many more."""
+    errors = getattr(exc, "errors", None)
+    found: list[Any] = errors() if callable(errors) else []
+    if not found:
+        return "not valid"
+    first = found[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "the message"
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"{where}: {first.get('msg', 'not valid')}{more}"
+
+
 def _page(cursor: str | None) -> mcp_types.PaginatedRequestParams | None:
     import mcp_types
 

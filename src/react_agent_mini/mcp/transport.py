@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import json
 import os
+import re
 import signal
 import time
 from collections.abc import AsyncIterator
@@ -34,7 +36,15 @@ TERM_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL."""
 LOG_ROTATE_BYTES = 1_000_000
 """A server log larger than this when the server starts is moved to `<name>.log.1` (one generation kept)."""
+MAX_MESSAGE_BYTES = 32 << 20
+"""The largest JSON-RPC message read from a server; a larger one is skipped (its request fails with a line
+saying so), so a server cannot make us buffer without bound."""
+EXIT_POLL = 0.1
+"""Seconds between checks that the server process is still running."""
+EXIT_DRAIN = 0.5
+"""Seconds its output still gets to arrive after it exited."""
 _READ_CHUNK = 1 << 16
+_REQUEST_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 _BASE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 _EXTRA_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 """Passed on besides the SDK's base set: locale, temp dir and proxies, which servers need to behave. Nothing
@@ -106,27 +116,59 @@ class StdioServer:
             except ValueError as exc:  # the session reports it; one bad line does not end the connection
                 return exc
 
+        def too_large(head: bytes) -> SessionMessage | Exception:
+            """What stands in for a message over MAX_MESSAGE_BYTES: an error answer to its request when its id
+            can be read from its start (so the call fails at once, not at its timeout), else a parse error."""
+            found = _REQUEST_ID.search(head.partition(b'"result"')[0].partition(b'"error"')[0])
+            message = f"the server's answer was over {MAX_MESSAGE_BYTES >> 20} MB, more than this client accepts"
+            if found is None:
+                return ValueError(message)
+            request_id = json.loads(found.group(1))
+            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=message)
+            return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
         async def reader() -> None:
             buffer = bytearray()
+            scanned = 0  # bytes of `buffer` known to hold no newline
+            skipping: bytes | None = None  # the start of an oversized message being skipped
             deliver = True
             async with read_send:
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError), reading:
                     while chunk := await stdout.read(_READ_CHUNK):
                         if not deliver:
                             continue  # keep draining: a server blocked writing stdout could not exit
                         buffer += chunk
-                        while (end := buffer.find(b"\n")) >= 0:
+                        lines: list[SessionMessage | Exception] = []
+                        while (end := buffer.find(b"\n", scanned)) >= 0:
                             line = bytes(buffer[:end])
                             del buffer[: end + 1]
-                            if not line.strip():
-                                continue
+                            scanned = 0
+                            if skipping is not None:
+                                lines.append(too_large(skipping))
+                                skipping = None
+                            elif line.strip():
+                                lines.append(parse(line))
+                        scanned = len(buffer)
+                        if len(buffer) > MAX_MESSAGE_BYTES:
+                            skipping = skipping or bytes(buffer[:4096])
+                            buffer.clear()
+                            scanned = 0
+                        for item in lines:
                             try:
-                                await read_send.send(parse(line))
+                                await read_send.send(item)
                             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                                 deliver = False
                                 buffer.clear()
                                 break
             # leaving closes read_send: the session sees end-of-stream, pending requests fail at once
+
+        async def watch_exit() -> None:
+            """A server that exited while a process it started still holds its stdout never gives end-of-stream;
+            once it has exited (and what it wrote had time to be read), stop reading."""
+            while process.returncode is None:
+                await anyio.sleep(EXIT_POLL)
+            await anyio.sleep(EXIT_DRAIN)
+            reading.cancel()
 
         async def writer() -> None:
             try:
@@ -138,9 +180,11 @@ class StdioServer:
             except (OSError, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 await read_send.aclose()  # the server stopped reading: end the session rather than hang
 
+        reading = anyio.CancelScope()
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(reader)
             tasks.start_soon(writer)
+            tasks.start_soon(watch_exit)
             try:
                 yield read_recv, write_send
             finally:

@@ -106,7 +106,12 @@ class Repl:
             # runs (Ctrl+D included) reaches the next prompt as typed; prompt_toolkit sets raw mode over this.
             self._quiet_tty(keep_lines=False)
         installed = []
-        for signum, handler in ((signal.SIGINT, self._on_sigint), (signal.SIGTERM, self._on_sigterm)):
+        handlers = (
+            (signal.SIGINT, self._on_sigint),
+            (signal.SIGTERM, lambda: self._on_sigterm(143)),
+            (signal.SIGHUP, lambda: self._on_sigterm(129)),  # the terminal closed: as SIGTERM, so servers stop
+        )
+        for signum, handler in handlers:
             try:
                 loop.add_signal_handler(signum, handler)
                 installed.append(signum)
@@ -273,9 +278,9 @@ class Repl:
             self._restore_tty()
             os._exit(130)
 
-    def _on_sigterm(self) -> None:
-        """SIGTERM: stop the running turn as Ctrl+C would (its processes too), then leave with 143."""
-        self._exit_code = 143
+    def _on_sigterm(self, code: int) -> None:
+        """SIGTERM (143) or SIGHUP (129): stop the running turn as Ctrl+C would (its processes too), then leave."""
+        self._exit_code = code
         task = self._busy_task
         if task is not None and not task.done():
             session = self.built.session if self.built is not None else None

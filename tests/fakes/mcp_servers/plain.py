@@ -1,11 +1,12 @@
 """An MCP server on the SDK's low-level `Server` with tools only: no resources, no prompts capability.
 
 Its one tool, `shout`, has no annotations at all (so it is not read-only), and it returns structured content
-with no text block, which a client must still show.
+with no text block, which a client must still show. With `--twice` it lists `shout` twice (a client keeps one).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -17,7 +18,8 @@ def main() -> None:
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         schema = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
-        return types.ListToolsResult(tools=[types.Tool(name="shout", description="Shout a word.", input_schema=schema)])
+        shout = types.Tool(name="shout", description="Shout a word.", input_schema=schema)
+        return types.ListToolsResult(tools=[shout, shout] if "--twice" in sys.argv else [shout])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         word = str((params.arguments or {}).get("word", ""))

@@ -9,7 +9,8 @@ a test can tell what a client really asked for.
 Tools cover every result shape and the failures a client must survive: `crash` exits mid-call, `crash_once`
 exits on its first call only (read-only, so a client may repeat it), `stale_once` refuses its first call with
 the 2026 HEADER_MISMATCH error (a client re-lists the tools and resends), `ask_name` asks for input first
-(2026 input_required), `sleep` outlasts a timeout, `big` returns a megabyte. `--fault hang-init` never answers
+(2026 input_required), `refuse` answers with error -32000, `orphan_exit` exits leaving a process that holds
+its stdout, `sleep` outlasts a timeout, `big` returns a megabyte. `--fault hang-init` never answers
 the handshake; `--fault exit-at-start` dies before it; `--fault noise` writes a line that is not JSON-RPC to
 stdout first (and chatter to stderr). The barrier makes each server wait until N servers have started:
 connecting them one after the other then can
@@ -105,6 +106,19 @@ def build() -> Any:
             )
         )
         return InputRequiredResult(input_requests={"name": question}, request_state="asked")
+
+    @server.tool(annotations=read_only, description="Answer with a server-defined JSON-RPC error (-32000).")
+    def refuse(message: str) -> str:
+        from mcp.shared.exceptions import MCPError
+
+        raise MCPError(-32000, message)
+
+    @server.tool(description="Start a process that keeps our stdout open, then exit.")
+    def orphan_exit() -> str:
+        import subprocess
+
+        subprocess.Popen(["sleep", "120"])  # inherits stdout, so the client never sees it close
+        os._exit(1)
 
     @server.tool(annotations=read_only, description="Sleep, then answer.")
     def sleep(seconds: float) -> str:
