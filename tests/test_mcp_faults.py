@@ -4,6 +4,7 @@ one clear line (a warning or an error result), never a traceback, and the sessio
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -22,6 +23,7 @@ from react_agent_mini.mcp.transport import MAX_MESSAGE_BYTES
 from react_agent_mini.tools.base import ToolContext, ToolOutput
 
 from .fakes.mcp_servers import support
+from .fakes.mcp_servers.rude_http import RudeHttp
 from .processes import pids_with
 
 
@@ -159,6 +161,55 @@ async def test_a_tool_listed_twice_is_offered_once(tmp_path: Path) -> None:
     async with connected(tmp_path, {"plain": plain}) as (manager, warnings):
         assert warnings == []
         assert [t.name for t in manager.tools()] == ["mcp__plain__shout"]
+
+
+# ---- remote servers ----
+
+
+async def test_a_remote_server_that_restarted_gets_a_new_session(tmp_path: Path) -> None:
+    # server-everything forgets our session when it restarts and answers 400 "No valid session ID provided"
+    command, port, env = support.everything_http()
+    with support.http_server(command, port, env):
+        async with connected(tmp_path, {"remote": support.remote("remote", f"http://127.0.0.1:{port}/mcp")}) as (
+            manager,
+            warnings,
+        ):
+            assert warnings == []
+            first = await call(manager, "mcp__remote__echo", tmp_path, message="before")
+            assert first.content == "Echo: before"
+            with support.http_server(command, port, env):
+                again = await call(manager, "mcp__remote__echo", tmp_path, message="after the restart")
+                assert (again.content, again.is_error) == ("Echo: after the restart", False)
+                assert manager.status()[0].state == "connected"
+
+
+async def test_an_http_error_status_is_named(tmp_path: Path) -> None:
+    with RudeHttp(status=401) as rude:
+        async with connected(tmp_path, {"rude": support.remote("rude", rude.url)}) as (_, warnings):
+            assert warnings == [
+                f'MCP server "rude" failed to start: HTTP 401 Unauthorized from {rude.url} (check the server\'s '
+                "headers in the MCP config); continuing without it"
+            ]
+
+
+async def test_a_json_answer_over_the_size_limit_fails_its_call(tmp_path: Path) -> None:
+    with RudeHttp(huge=MAX_MESSAGE_BYTES + 1000) as rude:
+        async with connected(tmp_path, {"rude": support.remote("rude", rude.url)}) as (manager, _):
+            output = await call(manager, "mcp__rude__hello", tmp_path)
+            assert output.is_error
+            limit = "the server's answer was over 32 MB, more than this client accepts"
+            assert output.content.endswith(f"{limit} (error -32700)")
+            assert rude.calls == 1
+
+
+async def test_closing_does_not_wait_for_a_server_that_never_ends_the_session(tmp_path: Path) -> None:
+    with RudeHttp(silent_delete=True) as rude:
+        manager = McpManager({"rude": support.remote("rude", rude.url)}, log_dir=tmp_path / "logs")
+        manager.start()
+        assert await manager.wait_ready(30) == []
+        assert (await call(manager, "mcp__rude__hello", tmp_path)).content == "hello"
+        await asyncio.wait_for(manager.aclose(), 60)  # a bound on a hang (the SDK's own wait is 300 s)
+        assert rude.deletes == 1
 
 
 async def test_server_killed_while_idle_is_restarted_before_the_next_call(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 - `config`: which servers (`.mcp.json` format, `${VAR}` expansion, MCP_CONFIG) — no SDK import;
 - `manager`: `McpManager` connects every server concurrently in the background and owns their lifecycle;
 - `transport`: the stdio transport (spawned before the SDK is imported; stops the whole process group);
+- `http`: our HTTP client for remote servers (names error statuses, notices a forgotten session, bounds sizes);
 - `adapter`: an MCP tool as one of our `Tool`s (`mcp__<server>__<tool>`), results rendered as text;
 - `resources`: ListMcpResourcesTool, ReadMcpResourceTool and `@server:uri` mentions;
 - `prompts`: server prompts as `/server:prompt args` commands;

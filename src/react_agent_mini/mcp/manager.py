@@ -25,7 +25,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -39,6 +39,7 @@ from ..tools.base import Tool
 from . import McpError
 from .adapter import MAX_DESCRIPTION, McpTool, ToolNamer, cap_text, clean_name, render_contents
 from .config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, ServerConfig, Transport
+from .http import http_transport, sse_transport
 from .prompts import PromptInfo, bind_arguments, prompt_info, prompt_messages
 from .resources import ListMcpResourcesTool, ReadMcpResourceTool, mention_text, parse_mentions, resource_entries
 from .sdk import Unanswerable, schema_problem
@@ -55,9 +56,6 @@ T = TypeVar("T")
 _LOG_HANDLER = "react-agent-mini-mcp"
 State = Literal["connecting", "connected", "failed", "closed"]
 
-HTTP_TIMEOUT = 30.0
-HTTP_READ_TIMEOUT = 300.0
-"""The SDK's own HTTP defaults: 30 s to connect and write, 300 s of silence on a response stream."""
 MAX_LIST_PAGES = 20
 """Pages read from one paginated list before stopping (a server whose cursor never ends cannot hang us)."""
 
@@ -168,12 +166,19 @@ class _Connection:
         self.has_resources = False
         self.refused = 0
         """HTTP: requests that could not even connect (so the server never saw them)."""
+        self.expired = 0
+        """HTTP: requests refused because the server forgot our session (so it did not process them)."""
+        self.http_errors = 0
+        self.http_error = ""
+        """HTTP: error statuses seen, and the latest as a line (the SDK reports most as a generic error)."""
         self.busy = 0
         """Requests under way."""
         self.begun = 0
         """Requests begun so far."""
         self.instructions = ""
         self.detail = ""
+        self.cause = ""
+        """Why the first of a run of failed restarts was needed (so failures do not nest in the message)."""
         self.connect_seconds: float | None = None
         self._sdk = sdk
         self._on_connected = on_connected
@@ -196,8 +201,19 @@ class _Connection:
         self.alive = False
         self._wake.set()
 
-    def _on_refused(self) -> None:
+    # ---- what our HTTP client reports (see `http`) ----
+
+    def on_refused(self) -> None:
         self.refused += 1
+
+    def on_session_expired(self) -> None:
+        self.expired += 1
+
+    def on_http_error(self, text: str, *, fatal: bool) -> None:
+        self.http_errors += 1
+        self.http_error = text
+        if fatal:  # legacy SSE: the SDK stops sending after a failed POST; a new connection must take over
+            self.lost()
 
     def lost(self) -> None:
         """A request found the connection gone (HTTP servers give no end-of-stream to notice it by)."""
@@ -260,6 +276,8 @@ class _Connection:
                 await self._stdio.stop()  # normally done already, on leaving the client
 
     def _describe_failure(self, exc: Exception) -> str:
+        if self.http_error:
+            return self.http_error
         if self.config.transport == "stdio" and not self.connected_once and _disconnect_kind(exc):
             return "the server exited during startup" + self._exit_hint()
         hint = "" if isinstance(_leaf(exc), FileNotFoundError | PermissionError) else self._exit_hint()
@@ -275,11 +293,9 @@ class _Connection:
         if self._stdio is not None:
             transport = self._stdio.streams()
         elif config.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            transport = sse_client(config.url, headers=dict(config.headers) or None)
+            transport = sse_transport(config.url, config.headers, self)
         else:
-            transport = _http_transport(config.url, _http_client(config.headers, self._on_refused))
+            transport = http_transport(config.url, config.headers, self)
         return Session(
             _WatchedTransport(transport, self._on_eof),  # 2026-07-28 discover first, else 2025-11-25 initialize
             client_info=mcp_types.Implementation(name="react-agent-mini", version=__version__),
@@ -314,41 +330,6 @@ class _Connection:
             return ""
         last = last_log_line(self.log_path)
         return f'; it said: "{last}" (log: {self.log_path})' if last else ""
-
-
-def _http_client(headers: Mapping[str, str], on_refused: Callable[[], None]) -> Any:
-    """The SDK's HTTP client settings (30 s, 300 s to read a stream), with the configured headers, counting
-    requests refused at connect: the server never got those, so a call that failed that way can be repeated."""
-    import httpx2
-
-    class RefusalCounter(httpx2.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self._inner = httpx2.AsyncHTTPTransport()
-
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            try:
-                return await self._inner.handle_async_request(request)
-            except httpx2.ConnectError:
-                on_refused()
-                raise
-
-        async def aclose(self) -> None:
-            await self._inner.aclose()
-
-    return httpx2.AsyncClient(
-        headers=dict(headers) or None,
-        timeout=httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT),
-        transport=RefusalCounter(),
-    )
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(url: str, http: Any) -> AsyncIterator[Any]:
-    """Streamable HTTP over our own httpx client (for the configured headers), closing it afterwards."""
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with http, streamable_http_client(url, http_client=http) as streams:
-        yield streams
 
 
 class _Server:
@@ -627,12 +608,13 @@ class McpManager:
                 raise McpError(f"The MCP server {name} is not connected: {reason}")
             if server.failed_at is not None and time.monotonic() - server.failed_at < self.reconnect_backoff:
                 raise McpError(f"The MCP server {name} is not available: {conn.error}")
-            why = conn.error or "the connection was lost"
+            why = conn.cause or conn.error or "the connection was lost"
             await conn.close()  # reap the dead process before starting another
             fresh = self._connect(server)
             await fresh.ready.wait()
             if not fresh.alive:
                 server.failed_at = time.monotonic()
+                fresh.cause = why
                 fresh.error = f"it stopped ({why}), and restarting it failed: {fresh.error}"
                 raise McpError(f"The MCP server {name} is not available: {fresh.error}")
             server.failed_at = None
@@ -658,6 +640,7 @@ class McpManager:
             raise _Disconnected(delivered=False)
         # a refused connect proves the server never saw this request only if no other request was under way
         alone, refused = conn.busy == 0, conn.refused
+        expired, http_errors = conn.expired, conn.http_errors
         conn.busy += 1
         conn.begun += 1
         begun = conn.begun
@@ -667,6 +650,11 @@ class McpManager:
         except TimeoutError:
             raise McpError(f"{_capital(label)} timed out after {self.call_timeout:g} s.") from None
         except Exception as exc:
+            if conn.http_errors > http_errors:  # the SDK's error says less than the status we saw
+                raise McpError(f"{_capital(label)} failed: {conn.http_error}") from None
+            if conn.expired > expired:  # the server forgot our session: it refused the request unprocessed
+                conn.lost()
+                raise _Disconnected(delivered=False) from None
             if gone := _disconnect_kind(exc):
                 conn.lost()
                 unsent = gone == "unsent" or (alone and conn.begun == begun and conn.refused > refused)
@@ -797,7 +785,9 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
     if isinstance(exc, MCPError):
         if _closed_by_sdk(exc, CONNECTION_CLOSED):
             return "the server closed the connection"
-        return f"{exc.message} (error {exc.code})"
+        lines = str(exc.message).strip().splitlines() or [""]  # the first line: the SDK may append a pydantic dump
+        first = lines[0] if len(lines[0]) <= 300 else lines[0][:299] + "…"
+        return f"{first} (error {exc.code})"
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"HTTP {exc.response.status_code} from {config.url}"
     if isinstance(exc, httpx2.ConnectError):
