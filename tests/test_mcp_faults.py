@@ -192,6 +192,17 @@ async def test_an_http_error_status_is_named(tmp_path: Path) -> None:
             ]
 
 
+async def test_a_failed_post_on_legacy_sse_is_named_at_once(tmp_path: Path) -> None:
+    # the SDK stops sending after a failed POST and would leave the handshake waiting for its timeout
+    with RudeHttp(status=500) as rude:
+        old = support.remote("old", rude.url.replace("/mcp", "/sse"), "sse")
+        async with connected(tmp_path, {"old": old}, connect_timeout=120) as (_, warnings):
+            assert warnings == [
+                f'MCP server "old" failed to start: HTTP 500 Internal Server Error from {rude.url[: -len("/mcp")]}'
+                "/messages; continuing without it"
+            ]
+
+
 async def test_a_json_answer_over_the_size_limit_fails_its_call(tmp_path: Path) -> None:
     with RudeHttp(huge=MAX_MESSAGE_BYTES + 1000) as rude:
         async with connected(tmp_path, {"rude": support.remote("rude", rude.url)}) as (manager, _):

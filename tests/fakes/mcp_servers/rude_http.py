@@ -3,11 +3,14 @@
 Runs in a thread of the test process (`RudeHttp(...)` as a context manager, `.url`). Modes:
 - `status=N`: every POST is answered with HTTP N and an HTML page (a proxy in the way, a wrong token);
 - `huge=N`: `tools/call` is answered with a JSON result of N characters;
-- `silent_delete=True`: the DELETE that ends a session is never answered.
+- `silent_delete=True`: the DELETE that ends a session is never answered;
+- `/sse` speaks the legacy SSE transport's first step (an `endpoint` event naming `/messages`); POSTs there get
+  the same treatment (with `status=N`, HTTP N).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -65,9 +68,21 @@ class RudeHttp:
                 pass
 
             def do_GET(self) -> None:
-                self.send_response(405)
-                self.send_header("Content-Length", "0")
+                if not self.path.startswith("/sse"):
+                    self.send_response(405)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
+                self.wfile.write(b"event: endpoint\ndata: /messages?sessionId=abc\n\n")
+                self.wfile.flush()
+                with contextlib.suppress(OSError):
+                    for _ in range(600):  # keep the stream open (a daemon thread: it dies with the tests)
+                        time.sleep(1)
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
 
             def do_DELETE(self) -> None:
                 owner.deletes += 1
