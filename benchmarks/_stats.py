@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 from collections.abc import Sequence
 
@@ -23,3 +24,12 @@ def line(label: str, samples: Sequence[float], note: str = "", width: int = 34) 
     low = fmt_seconds(min(samples))
     extra = f"n={len(samples)}" + (f"; {note}" if note else "")
     return f"{label:<{width}} median {median:>9}  min {low:>9}  ({extra})"
+
+
+def runs_from(argv: Sequence[str] | None, module: str, doc: str | None, default: int) -> int:
+    """The benchmark's one option, `--runs N` (measured runs per figure), parsed from `argv`."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").partition("\n")[0])
+    note = f"measured runs per figure (default {default})"
+    parser.add_argument("--runs", type=int, default=default, metavar="N", help=note)
+    runs: int = parser.parse_args(argv).runs
+    return max(1, runs)

@@ -14,7 +14,6 @@ Run: `.venv/bin/python -m benchmarks.mcp_startup [--runs N]` from the repo root 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -30,8 +29,8 @@ from pathlib import Path
 from tests.fakes.fake_llm import FakeLLMServer, Reply
 from tests.fakes.mcp_servers import support
 
-from ._stats import fmt_seconds, line
-from .startup import API_KEY, clean_env, ram_command, run_once
+from ._stats import fmt_seconds, line, runs_from
+from .startup import API_KEY, clean_env, ram_command, report, run_once
 
 
 def configs(remote_url: str) -> dict[str, dict[str, object]]:
@@ -121,12 +120,7 @@ def time_servers(server: FakeLLMServer, servers: Mapping[str, object], runs: int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.mcp_startup", description=(__doc__ or "").partition("\n")[0]
-    )
-    parser.add_argument("--runs", type=int, default=7, metavar="N", help="measured runs per figure (default 7)")
-    args = parser.parse_args(argv)
-    runs = max(1, args.runs)
+    runs = runs_from(argv, "benchmarks.mcp_startup", __doc__, 7)
     command, port, http_env = support.everything_http()
     with support.http_server(command, port, http_env), FakeLLMServer(api_key=API_KEY) as server:
         env = clean_env({"OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": server.openai_base_url})
@@ -145,9 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, figures in results.items():
         label = "no servers" if name == "none" else f"{name} alone" if name != "all three" else "all three together"
         cpu = f"CPU {statistics.median(figures.cpu):.2f} s" if figures.cpu else ""
-        print(line(label, figures.samples, cpu))
-        if figures.failure:
-            print(f"  ! some runs failed: {figures.failure}")
+        report(label, figures.samples, cpu, figures.failure)
     print()
     for name, samples in own.items():
         print(line(f"{name}: the server's own start", samples, "raw JSON-RPC, no agent"))

@@ -17,7 +17,6 @@ Run: `.venv/bin/python -m benchmarks.repl_startup [--runs N]` from the repo root
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 from tests.fakes.fake_llm import FakeLLMServer, Reply
 from tests.test_repl_minimal import Term
 
-from ._stats import line
+from ._stats import line, runs_from
 from .startup import API_KEY, clean_env, ram_command
 
 READY_TARGET = "target ≤ 300 ms"
@@ -86,12 +85,7 @@ def measure(server: FakeLLMServer, runs: int, cwd: str) -> tuple[Samples, Sample
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.repl_startup", description=(__doc__ or "").partition("\n")[0]
-    )
-    parser.add_argument("--runs", type=int, default=15, metavar="N", help="measured runs per figure (default 15)")
-    args = parser.parse_args(argv)
-    runs = max(1, args.runs)
+    runs = runs_from(argv, "benchmarks.repl_startup", __doc__, 15)
     with tempfile.TemporaryDirectory(prefix="ram-bench-") as cwd, FakeLLMServer(api_key=API_KEY) as server:
         ready, echoed, first, mock, failure = measure(server, runs, cwd)
     version = sys.version.split()[0]

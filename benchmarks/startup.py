@@ -14,7 +14,6 @@ Run: `.venv/bin/python -m benchmarks.startup [--runs N]` from the repo root.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from tests.fakes.fake_llm import FakeLLMServer, Reply
 
-from ._stats import fmt_seconds, line
+from ._stats import fmt_seconds, line, runs_from
 
 VERSION_TARGET = "target ≤ 100 ms"
 FIRST_REQUEST_TARGET = "target ≤ 300 ms"
@@ -112,12 +111,7 @@ def report(label: str, samples: Sequence[float], note: str, failure: str) -> Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.startup", description=(__doc__ or "").partition("\n")[0]
-    )
-    parser.add_argument("--runs", type=int, default=15, metavar="N", help="measured runs per figure (default 15)")
-    args = parser.parse_args(argv)
-    runs = max(1, args.runs)
+    runs = runs_from(argv, "benchmarks.startup", __doc__, 15)
     ram = ram_command()
     env = clean_env()
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import msgspec
 
 from .messages import Usage
+from .model_names import lookup
 
 
 class Price(msgspec.Struct, frozen=True):
@@ -64,12 +65,7 @@ KNOWN_PRICES: Mapping[str, Price] = {
 
 def price_for(model: str) -> Price | None:
     """The list price of `model`, or None when it is not known."""
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    best = ""
-    for prefix in KNOWN_PRICES:
-        if name.startswith(prefix) and len(prefix) > len(best):
-            best = prefix
-    return KNOWN_PRICES[best] if best else None
+    return lookup(KNOWN_PRICES, model)
 
 
 def cost_usd(model: str, usage: Usage) -> float | None:

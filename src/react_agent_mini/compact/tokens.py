@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model_names import lookup
 from .estimate import json_chars
 from .memo import IdentityMemo
 
@@ -171,9 +172,5 @@ def context_window(model: str, env: Mapping[str, str] | None = None) -> int:
     raw = env.get("CONTEXT_WINDOW_TOKENS", "").strip()
     if raw.isascii() and raw.isdigit() and int(raw) > 0:
         return int(raw)
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    best = ""
-    for prefix in KNOWN_CONTEXT_WINDOWS:
-        if name.startswith(prefix) and len(prefix) > len(best):
-            best = prefix
-    return KNOWN_CONTEXT_WINDOWS[best] if best else DEFAULT_CONTEXT_WINDOW
+    known = lookup(KNOWN_CONTEXT_WINDOWS, model)
+    return DEFAULT_CONTEXT_WINDOW if known is None else known

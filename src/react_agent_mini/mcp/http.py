@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .transport import MAX_MESSAGE_BYTES
+from .transport import MAX_MESSAGE_BYTES, TOO_LARGE
 
 if TYPE_CHECKING:
     import httpx2
@@ -52,8 +52,7 @@ def http_client(headers: Mapping[str, str], watcher: HttpWatcher, *, legacy_sse:
             async for chunk in self._inner:
                 seen += len(chunk)
                 if seen > MAX_MESSAGE_BYTES:
-                    limit = MAX_MESSAGE_BYTES >> 20
-                    raise httpx2.StreamError(f"the server's answer was over {limit} MB, more than this client accepts")
+                    raise httpx2.StreamError(TOO_LARGE)
                 yield chunk
 
         async def aclose(self) -> None:
@@ -78,6 +77,7 @@ def http_client(headers: Mapping[str, str], watcher: HttpWatcher, *, legacy_sse:
             return response
 
         async def _judge(self, request: httpx2.Request, response: httpx2.Response) -> None:
+            """An error status on a POST (a message to the server)."""
             in_session = bool(request.headers.get("mcp-session-id"))
             if in_session and (response.status_code == 404 or await _names_the_session(response)):
                 watcher.on_session_expired()
@@ -86,7 +86,7 @@ def http_client(headers: Mapping[str, str], watcher: HttpWatcher, *, legacy_sse:
             text = f"HTTP {response.status_code} {response.reason_phrase} from {url}".replace("  ", " ")
             if response.status_code in (401, 403):
                 text += " (check the server's headers in the MCP config)"
-            watcher.on_http_error(text, fatal=legacy_sse and request.method == "POST")
+            watcher.on_http_error(text, fatal=legacy_sse)
 
         async def aclose(self) -> None:
             await self._inner.aclose()

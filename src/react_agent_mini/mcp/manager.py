@@ -739,15 +739,11 @@ def _disconnect_kind(exc: BaseException) -> Literal["", "unsent", "lost"]:
         import anyio
         import httpx2
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, INVALID_REQUEST
     except ImportError:
         return ""
     exc = _leaf(exc)
-    if isinstance(exc, MCPError):
-        if _closed_by_sdk(exc, CONNECTION_CLOSED):
-            return "lost"
-        # the SDK's reading of HTTP 404 on a 2025-era session: the server restarted and refused the request
-        return "unsent" if exc.code == INVALID_REQUEST and exc.message == "Session terminated" else ""
+    if isinstance(exc, MCPError):  # (a forgotten HTTP session is seen by our HTTP client, see `http`)
+        return "lost" if _closed_by_sdk(exc) else ""
     if isinstance(exc, httpx2.ConnectError):
         return "unsent"
     if isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | httpx2.TransportError):
@@ -761,8 +757,10 @@ SDK_CLOSED_MESSAGES = frozenset({"Connection closed", "SSE stream ended without 
 disconnections."""
 
 
-def _closed_by_sdk(exc: Any, code: int) -> bool:
-    return bool(exc.code == code and exc.message in SDK_CLOSED_MESSAGES)
+def _closed_by_sdk(exc: Any) -> bool:
+    from mcp_types import CONNECTION_CLOSED
+
+    return bool(exc.code == CONNECTION_CLOSED and exc.message in SDK_CLOSED_MESSAGES)
 
 
 def describe_error(exc: BaseException, config: ServerConfig) -> str:
@@ -771,19 +769,19 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
     try:
         import httpx2
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED
+        from pydantic import ValidationError
     except ImportError:
         return f"the MCP SDK is not installed ({exc}); install it with: pip install mcp"
     if isinstance(exc, Unanswerable):
         return str(exc)
-    if type(exc).__name__ == "ValidationError":  # pydantic's: the server's answer breaks the MCP schema
+    if isinstance(exc, ValidationError):  # the server's answer breaks the MCP schema
         return f"the server's answer does not follow the MCP schema: {schema_problem(exc)}"
     if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
         return f"command not found: {config.command}"
     if isinstance(exc, PermissionError) and config.transport == "stdio":
         return f"cannot run {config.command}: permission denied"
     if isinstance(exc, MCPError):
-        if _closed_by_sdk(exc, CONNECTION_CLOSED):
+        if _closed_by_sdk(exc):
             return "the server closed the connection"
         lines = str(exc.message).strip().splitlines() or [""]  # the first line: the SDK may append a pydantic dump
         first = lines[0] if len(lines[0]) <= 300 else lines[0][:299] + "…"

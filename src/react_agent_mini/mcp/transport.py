@@ -39,6 +39,7 @@ LOG_ROTATE_BYTES = 1_000_000
 MAX_MESSAGE_BYTES = 32 << 20
 """The largest JSON-RPC message read from a server; a larger one is skipped (its request fails with a line
 saying so), so a server cannot make us buffer without bound."""
+TOO_LARGE = f"the server's answer was over {MAX_MESSAGE_BYTES >> 20} MB, more than this client accepts"
 EXIT_POLL = 0.1
 """Seconds between checks that the server process is still running."""
 EXIT_DRAIN = 0.5
@@ -120,11 +121,10 @@ class StdioServer:
             """What stands in for a message over MAX_MESSAGE_BYTES: an error answer to its request when its id
             can be read from its start (so the call fails at once, not at its timeout), else a parse error."""
             found = _REQUEST_ID.search(head.partition(b'"result"')[0].partition(b'"error"')[0])
-            message = f"the server's answer was over {MAX_MESSAGE_BYTES >> 20} MB, more than this client accepts"
             if found is None:
-                return ValueError(message)
+                return ValueError(TOO_LARGE)
             request_id = json.loads(found.group(1))
-            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=message)
+            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=TOO_LARGE)
             return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
         async def reader() -> None:
