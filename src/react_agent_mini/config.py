@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 import msgspec
 
 from .providers.base import ModelProvider
+from .providers.http import STREAM_IDLE_TIMEOUT
 
 ProviderKind = Literal["openai", "anthropic", "mock"]
 
@@ -44,6 +45,8 @@ class ProviderConfig(msgspec.Struct, frozen=True):
     """Anthropic gateways that take `Authorization: Bearer` (ANTHROPIC_AUTH_TOKEN)."""
     max_output_tokens: int | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
+    """Seconds of silence mid-stream before the stream counts as dropped and is retried (RAM_STREAM_IDLE_TIMEOUT)."""
 
     def __repr__(self) -> str:  # never show the key
         return f"ProviderConfig(kind={self.kind!r}, model={self.model!r}, base_url={self.base_url!r})"
@@ -56,6 +59,19 @@ def _int_env(env: Mapping[str, str], name: str) -> int | None:
     if not raw.isdigit():
         raise ConfigError(f"{name} must be a whole number, got {raw!r}")
     return int(raw)
+
+
+def _seconds_env(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"{name} must be a number of seconds above 0, got {raw!r}")
+    return value
 
 
 def _is_loopback(url: str) -> bool:
@@ -75,6 +91,7 @@ def resolve_provider(
     max_output = _int_env(env, "RAM_MAX_OUTPUT_TOKENS")
     retries = _int_env(env, "RAM_MAX_RETRIES")
     retries = DEFAULT_MAX_RETRIES if retries is None else retries
+    idle = _seconds_env(env, "RAM_STREAM_IDLE_TIMEOUT", STREAM_IDLE_TIMEOUT)
     if mock or env.get("QUERY_MOCK") == "1" or provider == "mock":
         return ProviderConfig("mock", model or "mock-scripted", max_retries=retries)
     openai_key = env.get("OPENAI_API_KEY", "").strip()
@@ -100,6 +117,7 @@ def resolve_provider(
             api_key=openai_key or "local",
             max_output_tokens=max_output,
             max_retries=retries,
+            stream_idle_timeout=idle,
         )
     if provider == "anthropic":
         if not anthropic_key and not anthropic_token:
@@ -112,6 +130,7 @@ def resolve_provider(
             auth_token=anthropic_token,
             max_output_tokens=max_output,
             max_retries=retries,
+            stream_idle_timeout=idle,
         )
     raise ConfigError(f"unknown provider {provider!r}: use openai, anthropic or --mock")
 
@@ -121,12 +140,23 @@ def build_provider(config: ProviderConfig, *, mock_chunk_delay: float = 0.0) -> 
     if config.kind == "openai":
         from .providers.openai_compat import OpenAICompatProvider
 
-        return OpenAICompatProvider(config.api_key, config.base_url, config.model, config.max_output_tokens)
+        return OpenAICompatProvider(
+            config.api_key,
+            config.base_url,
+            config.model,
+            config.max_output_tokens,
+            idle_timeout=config.stream_idle_timeout,
+        )
     if config.kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 
         return AnthropicProvider(
-            config.api_key, config.base_url, config.model, config.max_output_tokens, config.auth_token
+            config.api_key,
+            config.base_url,
+            config.model,
+            config.max_output_tokens,
+            config.auth_token,
+            idle_timeout=config.stream_idle_timeout,
         )
     from .providers.mock import MockProvider
 

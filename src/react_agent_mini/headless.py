@@ -13,11 +13,14 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .app import PermissionOptions, build_session
+from .app import HEADLESS_FAIL_CLOSED, Assembled, PermissionOptions, build_session
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolFinished, ToolResults
 from .messages import ToolUseBlock
 from .output import (
+    EXIT_USAGE,
+    WAITING_AFTER,
+    DenialFix,
     JsonRenderer,
     OutputFormat,
     Renderer,
@@ -26,6 +29,7 @@ from .output import (
     TextRenderer,
     exit_code,
 )
+from .permissions.policy import Allow, PermissionPolicy
 from .pricing import cost_usd
 from .session import Session
 from .stop_signals import stop_on_signals, was_stopped
@@ -35,6 +39,28 @@ from .terminal_text import visible
 def _describe(session: Session, use: ToolUseBlock) -> str:
     tool = session.tools.get(use.name)
     return tool.describe_call(use.input) if tool else ""
+
+
+async def _fix_for(built: Assembled, use: ToolUseBlock) -> DenialFix:
+    """What would allow a denied call on a rerun: the narrow rules an "always" answer records, and ALLOW_WRITE=1,
+    each kept only if the real decision then allows the call (so never for a deny rule or plan mode)."""
+    policy, tool = built.policy, built.session.tools.get(use.name)
+    if tool is None:
+        return DenialFix()
+
+    async def allows(rules: tuple[str, ...], allow_write: bool) -> bool:
+        trial = policy.rules.copy()
+        for text in rules:
+            trial.add("allow", text, "cli")
+        judge = PermissionPolicy(policy.root, policy.mode, trial, None, allow_write=allow_write, shell=policy.shell)
+        try:
+            return isinstance(await judge.decide(tool, use.input), Allow)
+        except Exception:  # an input that defeats the check was refused; nothing to suggest for it
+            return False
+
+    rules = policy.rules_to_allow(tool, use.input)
+    by_rules = bool(rules) and await allows(rules, policy.allow_write)
+    return DenialFix(rules if by_rules else (), await allows((), True))
 
 
 async def run_headless(
@@ -64,6 +90,12 @@ async def run_headless(
     session, provider = built.session, built.provider
     for warning in built.warnings:
         err.write(f"warning: {visible(warning)}\n")
+    if built.permission_settings.errors:  # fail closed: the rules are unknown, so nothing may run
+        for error in built.permission_settings.errors:
+            err.write(f"error: {visible(error.text)} — {HEADLESS_FAIL_CLOSED}\n")
+        await provider.aclose()
+        built.recorder.close()
+        return EXIT_USAGE
     renderer: Renderer
     if output_format == "json":
         renderer = JsonRenderer(out)
@@ -77,6 +109,7 @@ async def run_headless(
     api_seconds = 0.0
     terminal = Terminal("error", 0, "the turn ended without a result")
     mcp = built.mcp
+    watcher: asyncio.Future[None] | None = None
     reasons = {130: "interrupted", 143: "terminated", 129: "hung up"}
     with stop_on_signals(lambda code: session.abort_current_turn(reasons[code])) as stopped:
         try:
@@ -96,6 +129,10 @@ async def run_headless(
             attached, mention_warnings = await mcp.mentions(task)
             for warning in mention_warnings:
                 err.write(f"warning: {visible(warning)}\n")
+            if isinstance(renderer, TextRenderer):  # says so on a terminal when the model goes quiet
+                watcher = asyncio.ensure_future(
+                    renderer.watch_silence(min(WAITING_AFTER, config.stream_idle_timeout / 2))
+                )
             async for event in session.run_turn(task, inject_before=attached):
                 if isinstance(event, AssistantTurn):
                     api_seconds += time.monotonic() - api_started
@@ -107,6 +144,7 @@ async def run_headless(
                     summary.permission_denials.append(
                         {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
                     )
+                    summary.denial_fixes.append(await _fix_for(built, use))
                 elif isinstance(event, Terminal):
                     terminal = event
                 renderer.event(event)
@@ -115,6 +153,8 @@ async def run_headless(
                 raise
             terminal = Terminal("aborted", 0)
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await mcp.aclose()
             await provider.aclose()
             built.recorder.close()

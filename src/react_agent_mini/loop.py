@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from .abort import Aborted, AbortSignal
+from .compact.common import whole_and_partial
 from .compact.pipeline import (
     CompactOptions,
     apply_retain_tail_if_needed,
@@ -149,16 +150,18 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
             return
 
         run.context = msgspec.structs.replace(params.context, whole_results=whole_result_ids(messages, outbound))
-        results: dict[str, ToolResultBlock] = {}
+        # Results are kept by the call's position, not its id: two calls with one id must not share a result.
+        results: list[ToolResultBlock | None] = [None] * len(uses)
         after: list[ContentBlock] = []
         if response.stop_reason == "max_tokens":
             yield Notice(CUT_TEXT_NOTICE + " Its tool calls were not executed.")
-            results = {u.id: ToolResultBlock(u.id, CUT_TOOL_CALL, is_error=True) for u in uses}
+            results = [ToolResultBlock(u.id, CUT_TOOL_CALL, is_error=True) for u in uses]
         else:
             async for tool_event in run_tool_calls(uses, run):
                 yield tool_event
                 if isinstance(tool_event, ToolFinished):
-                    results[tool_event.tool_use.id] = tool_event.result
+                    if (index := _position(uses, results, tool_event.tool_use)) is not None:
+                        results[index] = tool_event.result
                     after.extend(tool_event.after)
 
         answer = Message("user", (*_in_order(uses, results), *after), id=deps.new_id())
@@ -174,15 +177,24 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
 
 
 def whole_result_ids(history: Sequence[Message], outbound: Sequence[Message]) -> frozenset[str]:
-    """Tool results the model received unchanged: the compaction stages hand back untouched blocks as is."""
-    sent = {id(block) for message in outbound for block in message.tool_results}
-    return frozenset(r.tool_use_id for message in history for r in message.tool_results if id(r) in sent)
+    """Tool results the model received unchanged: the compaction stages hand back untouched blocks as is.
+
+    An id that also answers a result the model did not get whole (a server that reused an id in a turn since
+    dropped from the request) is left out: a Read stub must never point at content the model no longer has."""
+    whole, partial = whole_and_partial(history, outbound)  # no Python work per message: this runs every call
+    return frozenset(whole - partial)
 
 
-def _in_order(uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]) -> list[ToolResultBlock]:
+def _position(uses: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock | None], use: ToolUseBlock) -> int | None:
+    """Where a finished call stands among `uses` (the runner hands back the very block it was given)."""
+    return next((i for i, candidate in enumerate(uses) if candidate is use and results[i] is None), None)
+
+
+def _in_order(uses: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock | None]) -> list[ToolResultBlock]:
     """One result per call, in call order (a missing one would be a runner bug; answer it anyway)."""
     return [
-        results.get(u.id) or ToolResultBlock(u.id, "No result was produced for this call.", is_error=True) for u in uses
+        result or ToolResultBlock(use.id, "No result was produced for this call.", is_error=True)
+        for use, result in zip(uses, results, strict=True)
     ]
 
 

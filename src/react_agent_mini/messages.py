@@ -46,8 +46,9 @@ class ImageData(msgspec.Struct, frozen=True):
     """The image, base64."""
 
 
-class ToolResultBlock(msgspec.Struct, frozen=True):
-    """The answer to one tool_use, sent back to the model in a user message."""
+class ToolResultBlock(msgspec.Struct, frozen=True, weakref=True):
+    """The answer to one tool_use, sent back to the model in a user message. (Weak-referenceable: what compaction
+    computes from a result is remembered only as long as the result lives.)"""
 
     tool_use_id: str
     """The `id` of the tool_use this answers."""
@@ -83,8 +84,9 @@ ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingB
 Role: TypeAlias = Literal["user", "assistant"]
 
 
-class Message(msgspec.Struct, frozen=True):
-    """One conversation message: a role and its content blocks."""
+class Message(msgspec.Struct, frozen=True, weakref=True):
+    """One conversation message: a role and its content blocks. (Weak-referenceable: what is computed from a
+    message — its size, its wire form — is remembered only as long as the message lives.)"""
 
     role: Role
     """`user` (people, tool results, injected context) or `assistant` (the model)."""

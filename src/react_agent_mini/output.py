@@ -8,6 +8,8 @@ In `text`, the answer streams to stdout and one status line per tool call goes t
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol, TextIO
 
@@ -21,14 +23,20 @@ from .events import (
     StreamRetry,
     Terminal,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolResults,
     ToolStarted,
 )
 from .messages import ToolUseBlock, Usage, message_to_dict
+from .permissions.policy import shell_quote
 from .terminal_text import visible
 
 OutputFormat = Literal["text", "json", "stream-json"]
+
+WAITING_AFTER = 5.0
+"""Seconds of silence from the model after which a terminal says that it is waiting (the REPL's spinner, the
+`[waiting]` line of headless text output)."""
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -65,6 +73,15 @@ def tool_status(use: ToolUseBlock, label: str) -> str:
     return f"[tool] {use.name}: {short(label, 80)}" if label else f"[tool] {use.name}"
 
 
+class DenialFix(msgspec.Struct, frozen=True):
+    """What would let a rerun make one call the permission check denied (checked against the real decision)."""
+
+    rules: tuple[str, ...] = ()
+    """Narrow allow rules that would allow exactly this call (those an "always" answer records); empty: none can."""
+    allow_write: bool = False
+    """`ALLOW_WRITE=1` would allow it."""
+
+
 class RunSummary(msgspec.Struct):
     """What the final result object reports."""
 
@@ -79,6 +96,33 @@ class RunSummary(msgspec.Struct):
     """At list price, when the model's price is known."""
     permission_denials: list[dict[str, Any]] = msgspec.field(default_factory=list)
     """Calls the permission check refused: `tool_name`, `tool_use_id`, `tool_input` (Claude Code's shape)."""
+    denial_fixes: list[DenialFix] = msgspec.field(default_factory=list)
+    """For each of `permission_denials`, what would allow it on a rerun (text output sums them up at the end)."""
+
+
+def denials_line(fixes: list[DenialFix]) -> str:
+    """`2 actions were denied — rerun with ALLOW_WRITE=1 or --allowed-tools "Edit(./a.py),Bash(rm:*)"`"""
+    count = len(fixes)
+    head = f"{count} action was denied" if count == 1 else f"{count} actions were denied"
+    fixable = [fix for fix in fixes if fix.rules or fix.allow_write]
+    if not fixable:
+        them = "it" if count == 1 else "them"
+        return f"{head} (see above); no --allowed-tools rule or ALLOW_WRITE=1 would allow {them}"
+    by_write = all(fix.allow_write for fix in fixable)
+    by_rules = all(fix.rules for fix in fixable)
+    # when neither covers every call alone, the rules are for the calls ALLOW_WRITE=1 does not cover
+    ruled = fixable if by_rules else [fix for fix in fixable if not fix.allow_write]
+    flag = "--allowed-tools " + shell_quote(",".join(dict.fromkeys(rule for fix in ruled for rule in fix.rules)))
+    if by_write and by_rules:
+        how = f"ALLOW_WRITE=1 or {flag}"
+    elif by_write:
+        how = "ALLOW_WRITE=1"
+    elif by_rules:
+        how = flag
+    else:
+        how = f"ALLOW_WRITE=1 {flag}"
+    part = "" if len(fixable) == count else f" to allow {len(fixable)} of them"
+    return f"{head} — rerun with {how}{part}"
 
 
 def result_object(terminal: Terminal, summary: RunSummary) -> dict[str, Any]:
@@ -120,6 +164,10 @@ class TextRenderer:
         """True: write text as it arrives (a terminal). False: write each complete message once (a pipe), so a
         retried stream never leaves a partial answer in the output."""
         self._line_open = False
+        self._denials = 0
+        self._quiet_since: float | None = None
+        """Since when a model call has been waiting with nothing from the model (None: none is waiting)."""
+        self._waiting_shown = False
         self._show_out = visible if _is_terminal(out) else str
         self._show_err = visible if _is_terminal(err) else str
         """What reaches a terminal has its control characters made visible; a pipe gets the text as it is."""
@@ -137,6 +185,10 @@ class TextRenderer:
             self._line_open = False
 
     def event(self, event: QueryEvent) -> None:
+        if isinstance(event, TextDelta | ThinkingDelta | StreamRetry | ToolResults | Compacted):
+            self._quiet_since, self._waiting_shown = time.monotonic(), False  # a model call is under way
+        elif isinstance(event, AssistantTurn | Terminal):
+            self._quiet_since = None
         if isinstance(event, TextDelta) and self.stream:
             self._write(event.text)
         elif isinstance(event, AssistantTurn):
@@ -145,6 +197,8 @@ class TextRenderer:
             self._close_line()
         elif isinstance(event, ToolStarted):
             self.err.write(self._show_err(tool_status(event.tool_use, self.describe(event.tool_use))) + "\n")
+        elif isinstance(event, ToolFinished) and event.denied:
+            self._denied(event)
         elif isinstance(event, ToolFinished) and event.result.is_error:
             self.err.write(self._show_err(f"[tool] {event.tool_use.name} error — {short(event.result.content, 100)}\n"))
         elif isinstance(event, Notice):
@@ -163,6 +217,33 @@ class TextRenderer:
             )
         self.err.flush()
 
+    async def watch_silence(self, after: float) -> None:
+        """On a terminal: one `[waiting]` line on stderr whenever a model call has sent nothing for `after`
+        seconds. Runs beside the turn (started as it starts, cancelled when it ends)."""
+        import asyncio
+
+        if not _is_terminal(self.err):
+            return
+        self._quiet_since, self._waiting_shown = time.monotonic(), False
+        while True:
+            await asyncio.sleep(min(1.0, after / 4))
+            since = self._quiet_since
+            if since is None or self._waiting_shown or time.monotonic() - since < after:
+                continue
+            self._waiting_shown = True
+            self._close_line()
+            self.err.write(f"[waiting] waiting for the model… (nothing received for {time.monotonic() - since:.0f}s)\n")
+            self.err.flush()
+
+    def _denied(self, event: ToolFinished) -> None:
+        """The first denial in full (it says how to allow such calls); later ones by their first sentence (what
+        was denied and why), as the summary at the end says how to allow them all."""
+        self._denials += 1
+        reason = " ".join(event.result.content.removeprefix("Permission denied: ").split())
+        if self._denials > 1:
+            reason = short(_FIRST_SENTENCE.sub(r"\1", reason), 160)
+        self.err.write(self._show_err(f"[tool] {event.tool_use.name} denied — {reason}") + "\n")
+
     def finish(self, terminal: Terminal, summary: RunSummary) -> None:
         self._close_line()
         if terminal.reason == "error":
@@ -171,7 +252,12 @@ class TextRenderer:
             self.err.write(f"stopped: reached the limit of {terminal.turns} model calls (--max-turns)\n")
         elif terminal.reason == "aborted":
             self.err.write("interrupted\n")
+        if summary.denial_fixes:
+            self.err.write(self._show_err(denials_line(summary.denial_fixes)) + "\n")
         self.err.flush()
+
+
+_FIRST_SENTENCE = re.compile(r"^(.+?\.)\s+[A-Z].*$")
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -33,8 +33,9 @@ class SessionTotals(msgspec.Struct):
     """Running totals over the session."""
 
     usage: Usage = msgspec.field(default_factory=Usage)
-    """Summed token usage of every model call."""
+    """Summed token usage of every model call, the summary calls of compaction included."""
     model_calls: int = 0
+    """Model calls made, the summary calls included."""
     last_usage: Usage | None = None
     """Usage of the most recent model call (its input size is the context in use)."""
 
@@ -77,6 +78,7 @@ class Session:
         """Told when a summary replaced the history (the transcript records a boundary)."""
         self.messages: list[Message] = []
         self.totals = SessionTotals()
+        self.compaction.on_usage = self._count_summary_call
         self._signal: AbortSignal | None = None
 
     @property
@@ -131,6 +133,12 @@ class Session:
                 yield recovered
         finally:
             self._signal = None
+
+    def _count_summary_call(self, usage: Usage) -> None:
+        """A summary (autocompact, `/compact`, a refusal's recovery) is a model call too: it costs the same. It
+        says nothing about the context in use, so `last_usage` and the meter stay as they are."""
+        self.totals.usage += usage
+        self.totals.model_calls += 1
 
     def _params(self, signal: AbortSignal) -> QueryParams:
         return QueryParams(

@@ -9,7 +9,7 @@ real TCP on 127.0.0.1, so it tries hard to look like the real providers on the w
   pattern, ``cache_control`` breakpoint limit, ...); invalid ones get the provider's error JSON
   and do not consume a script.
 * Responses are scripted with :class:`Reply`, :class:`HttpError`, :class:`DropAfter`,
-  :class:`Malformed` and :class:`Hang` (fault injection), queued FIFO via
+  :class:`Stall`, :class:`Malformed` and :class:`Hang` (fault injection), queued FIFO via
   :meth:`FakeLLMServer.enqueue` or computed by a responder function.
 * Every request is recorded (:attr:`FakeLLMServer.requests`).
 
@@ -52,7 +52,8 @@ from typing import Any, TypeAlias
 class ToolCall:
     name: str
     arguments: dict[str, Any] | str  # str = raw JSON text sent as-is (may be invalid on purpose)
-    id: str | None = None  # auto: "call_<n>" for OpenAI, "toolu_<n>" for Anthropic
+    id: str | None = None  # None = auto: "call_<n>" for OpenAI, "toolu_<n>" for Anthropic; "" is sent as ""
+    omit_id: bool = False  # send no id field at all (some local OpenAI-compatible servers do)
 
 
 @dataclass
@@ -94,6 +95,15 @@ class DropAfter:
 
 
 @dataclass
+class Stall:
+    """Stream ``reply`` for ``events`` SSE events, then send nothing more, keeping the connection open (until
+    the client gives up or the server stops): a provider that stalled mid-answer."""
+
+    reply: Reply
+    events: int = 3
+
+
+@dataclass
 class Malformed:
     """200 + SSE headers, two valid events, then a ``data:`` line that is not JSON."""
 
@@ -105,7 +115,7 @@ class Hang:
     """Accept the request and never answer (until the server stops)."""
 
 
-Script: TypeAlias = Reply | HttpError | DropAfter | Malformed | Hang
+Script: TypeAlias = Reply | HttpError | DropAfter | Stall | Malformed | Hang
 
 
 @dataclass
@@ -290,6 +300,20 @@ def _check_tool_results(turns: list[tuple[int, str, list[dict[str, Any]]]]) -> N
         raise _missing_tool_results(open_index, open_ids)
 
 
+def _check_unique_tool_use_ids(messages: list[Any]) -> None:
+    """The real API refuses a request in which two tool_use blocks (anywhere in it) share an id."""
+    seen: set[str] = set()
+    for i, msg in enumerate(messages):
+        content = msg.get("content")
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if block.get("type") != "tool_use":
+                continue
+            use_id = str(block.get("id"))
+            if use_id in seen:
+                raise _Invalid(400, f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+            seen.add(use_id)
+
+
 def _count_cache_control(body: dict[str, Any], turns: list[tuple[int, str, list[dict[str, Any]]]]) -> int:
     blocks: list[Any] = []
     if isinstance(body.get("system"), list):
@@ -318,6 +342,7 @@ def validate_anthropic(body: dict[str, Any]) -> None:
         raise _Invalid(400, "fake LLM server: only stream=true requests are supported")
     _check_tool_names(body.get("tools"), "anthropic")
     turns = _anthropic_turns(messages)
+    _check_unique_tool_use_ids(messages)
     _check_tool_results(turns)
     breakpoints = _count_cache_control(body, turns)
     if breakpoints > MAX_CACHE_BREAKPOINTS:
@@ -380,8 +405,10 @@ def openai_events(reply: Reply, request: dict[str, Any], next_id: Callable[[], i
     events += [chunk({"content": f}) for f in _fragments(reply.text, size)]
     for i, call in enumerate(reply.tool_calls):
         function = {"name": call.name, "arguments": ""}
-        call_id = call.id or f"call_{next_id()}"
-        events.append(chunk({"tool_calls": [{"index": i, "id": call_id, "type": "function", "function": function}]}))
+        opening: dict[str, Any] = {"index": i, "type": "function", "function": function}
+        if not call.omit_id:
+            opening["id"] = call.id if call.id is not None else f"call_{next_id()}"
+        events.append(chunk({"tool_calls": [opening]}))
         for frag in _fragments(_arguments_text(call), size):
             events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]}))
     events.append(chunk({}, _stop_reason(reply, "openai")))
@@ -447,7 +474,9 @@ def anthropic_events(reply: Reply, request: dict[str, Any], next_id: Callable[[]
             [{"type": "text_delta", "text": f} for f in _fragments(reply.text, size)],
         )
     for call in reply.tool_calls:
-        start = {"type": "tool_use", "id": call.id or f"toolu_{next_id()}", "name": call.name, "input": {}}
+        start: dict[str, Any] = {"type": "tool_use", "name": call.name, "input": {}}
+        if not call.omit_id:
+            start["id"] = call.id if call.id is not None else f"toolu_{next_id()}"
         parts = ["", *_fragments(_arguments_text(call), size)]
         block(start, [{"type": "input_json_delta", "partial_json": p} for p in parts])
     delta = {
@@ -676,7 +705,7 @@ class FakeLLMServer:
         except _Invalid as exc:
             await self._send_json(writer, wire, exc.status, error_body(wire, exc.status, exc.message, exc.code))
             return
-        await self._respond(writer, wire, body, self._next_script(record))
+        await self._respond(writer, wire, body, self._next_script(record), reader)
 
     def _check_auth(self, wire: str, headers: dict[str, str]) -> None:
         if wire == "anthropic":
@@ -720,7 +749,14 @@ class FakeLLMServer:
         writer.write(_response_head(status, {**self._base_headers(wire), **headers}) + data)
         await writer.drain()
 
-    async def _respond(self, writer: asyncio.StreamWriter, wire: str, body: dict[str, Any], script: Script) -> None:
+    async def _respond(
+        self,
+        writer: asyncio.StreamWriter,
+        wire: str,
+        body: dict[str, Any],
+        script: Script,
+        reader: asyncio.StreamReader | None = None,
+    ) -> None:
         if isinstance(script, Hang):
             assert self._stop_event is not None
             await self._stop_event.wait()
@@ -742,12 +778,30 @@ class FakeLLMServer:
             await self._write_events(writer, events[: script.events], reply.delay)
             writer.transport.abort()  # no terminating chunk, no [DONE] / message_stop
             return
+        if isinstance(script, Stall):
+            await self._write_events(writer, events[: script.events], reply.delay)
+            await self._until_closed_or_stopped(reader)
+            writer.transport.abort()
+            return
         if isinstance(script, Malformed):
             bad = b"event: content_block_delta\ndata: {not json\n\n" if wire == "anthropic" else b"data: {not json\n\n"
             events = [*events[:2], bad]
         await self._write_events(writer, events, reply.delay)
         writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+    async def _until_closed_or_stopped(self, reader: asyncio.StreamReader | None) -> None:
+        """Wait until the client closes its end of the connection, or the server stops."""
+        assert self._stop_event is not None
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._stop_event.wait())]
+        if reader is not None:
+            waits.append(asyncio.ensure_future(reader.read()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
 
     async def _write_events(self, writer: asyncio.StreamWriter, events: Sequence[bytes], delay: float) -> None:
         for i, event in enumerate(events):
@@ -763,7 +817,10 @@ class FakeLLMServer:
 
 
 def _reply_from_json(obj: dict[str, Any]) -> Reply:
-    calls = [ToolCall(c["name"], c.get("arguments", {}), c.get("id")) for c in obj.get("tool_calls", [])]
+    calls = [
+        ToolCall(c["name"], c.get("arguments", {}), c.get("id"), bool(c.get("omit_id")))
+        for c in obj.get("tool_calls", [])
+    ]
     return Reply(
         text=obj.get("text", ""),
         tool_calls=calls,
@@ -784,6 +841,8 @@ def script_from_json(obj: dict[str, Any]) -> Script:
         return HttpError(obj["status"], obj.get("message", "fake error"), obj.get("retry_after"))
     if kind == "drop_after":
         return DropAfter(_reply_from_json(obj.get("reply", {})), obj.get("events", 3))
+    if kind == "stall":
+        return Stall(_reply_from_json(obj.get("reply", {})), obj.get("events", 3))
     if kind == "malformed":
         return Malformed(_reply_from_json(obj.get("reply", {})))
     if kind == "hang":

@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from ..events import ModelEvent, ModelResponse
-from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage, user_text
 from ..providers.base import ModelRequest
 from ..trace import trace
 from .tokens import context_window, estimate_message_tokens, estimate_tokens
@@ -436,11 +436,13 @@ async def _compact(
 CallModel: TypeAlias = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
 
 
-def model_summarizer(call_model: CallModel, *, max_tokens: int | None = None) -> Summarizer:
+def model_summarizer(
+    call_model: CallModel, *, max_tokens: int | None = None, on_usage: Callable[[Usage], None] | None = None
+) -> Summarizer:
     """A `Summarizer` that makes one side call without tools and returns the final answer's text.
 
     Only the final `ModelResponse` counts: the streamed deltas repeat the same text (upstream concatenated
-    both and got every summary twice).
+    both and got every summary twice). `on_usage` is told what the call cost (the session counts it).
     """
 
     async def summarize(system: str, messages: list[Message]) -> str:
@@ -450,6 +452,8 @@ def model_summarizer(call_model: CallModel, *, max_tokens: int | None = None) ->
                 response = event
         if response is None:
             raise RuntimeError("the summary call ended without a response")
+        if on_usage is not None:
+            on_usage(response.usage)
         return response.message.text
 
     return summarize

@@ -1,10 +1,21 @@
 """Stage ① of the outbound pipeline: no single tool_result may exceed `max_tool_result_chars`.
 
 Runs before every model call, whatever the total: one huge Read must not wait for the history to overflow.
-A cut result keeps its first `max_tool_result_chars` characters (UTF-16 units, as the seed counts them) and gets
-a note saying it was cut and how to get the rest — for a Read, the offset to continue from, taken from the line
-numbers Read puts in front of each line. The note depends only on the kept text and the call, so running the
-stage again changes nothing.
+How a result is cut depends on the tool that produced it (named by the matching tool_use in the history):
+
+- Bash keeps its head and its tail around one line saying how much of the middle was cut (folding in what
+  Bash itself already left out), all within the cap: a test run's summary, the error at the end and the exit
+  status are at the end of a command's output. 40% of the room goes to the head, 60% to the tail, each cut at
+  a line boundary when one is near.
+- Everything else keeps its first `max_tool_result_chars` characters (UTF-16 units, as the seed counts them)
+  and gets a note saying it was cut and how to get the rest — for a Read, the offset to continue from, taken
+  from the line numbers Read puts in front of each line. Read, Grep and Glob page from the start (offset,
+  head_limit), so their head is what the next call continues; an MCP tool's output has no known shape (often
+  JSON or a document), where a head reads better than two fragments.
+
+Either way running the stage again changes nothing (a head+tail result fits the cap; a head-only note
+depends only on the kept text and the call), and a result's cut is computed once: the same result block gives
+the same cut block on every call, so the outbound copy stays the same objects from call to call.
 """
 
 from __future__ import annotations
@@ -15,21 +26,32 @@ from collections.abc import Sequence
 import msgspec
 
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..trace import trace
-from .common import path_hint, replace_tool_results, tool_uses_by_id
-from .estimate import utf16_len, utf16_prefix
+from ..trace import enabled, trace
+from .common import call_for, path_hint, rewrite_results, same_messages
+from .estimate import utf16_len, utf16_prefix, utf16_suffix
+from .memo import IdentityMemo, PrefixMemo
 from .options import CompactOptions
 
 TRUNCATION_NOTE = "\n…[tool_result truncated by compaction"
+"""How every head-only truncation note starts (the rest says how much was kept and how to get the rest)."""
 PLACEHOLDER_PREFIX = "[Old tool result content cleared] tool="
 """How ②'s placeholders start (micro.py builds them; spelled here too to keep the modules free of a cycle)."""
-"""How every truncation note starts (the rest says how much was kept and how to get the rest)."""
+MIDDLE_CUT = "cut from the middle by compaction"
+"""What the line between a head and a tail says (after how many characters and lines it replaces)."""
+HEAD_TAIL_TOOLS = frozenset({"Bash"})
+"""Tools whose cut results keep their head and their tail; every other result keeps its head."""
+HEAD_PERCENT = 40
+"""The head's share of a head+tail result's room; the tail, where commands put their verdict, gets the rest."""
+SNAP_PERCENT = 25
+"""A head or tail is cut back to a line boundary when that costs at most this share of it."""
 
 _NUMBERED_LINE = re.compile(r"(\d+)\t")
+_BASH_OMITTED = re.compile(r"\n\[\.\.\. (\d+) characters(?: \((\d+) lines\))? omitted \.\.\.\]\n")
+"""The Bash tool's own marker for the middle of a stream it did not keep (tools/bash.py)."""
 
 
 def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str:
-    """The note appended to a result cut to `kept`: what happened, and how the model can see the rest."""
+    """The note appended to a result cut to its head `kept`: what happened, and how the model can see the rest."""
     head = f"{TRUNCATION_NOTE} to its first {limit} characters."
     if tool_use is None:
         return head + "]"
@@ -38,12 +60,22 @@ def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str
         if resume is not None:
             target = path_hint(tool_use.input) or "the file"
             return f"{head} To see the rest, Read {target} with offset={resume}.]"
-    if tool_use.name == "Bash":
+    if tool_use.name == "Bash":  # a cap too small for head and tail
         return (
             f"{head} To see the rest, run the command again with its output filtered (grep, head, tail) "
             "or redirected to a file you Read in parts.]"
         )
     return f"{head} To see the rest, call {tool_use.name} again with narrower arguments.]"
+
+
+def middle_cut_line(chars: int, lines: int | None) -> str:
+    """The line between the head and the tail of a cut result: how much of the original is missing there, and
+    how to see it. `lines` is None when it is not known (an old Bash marker without a line count)."""
+    size = f"{chars:,} characters" + ("" if lines is None else f" ({lines:,} lines)")
+    return (
+        f"[… {size} {MIDDLE_CUT}; to see them, run the command again with its output filtered "
+        "(grep, head, tail, sed -n) or redirected to a file you Read in parts …]"
+    )
 
 
 def _read_resume_line(kept: str) -> int | None:
@@ -75,36 +107,94 @@ def _already_cut(content: str, limit: int, tool_use: ToolUseBlock | None) -> boo
     return utf16_len(kept) <= limit and content[at:] == truncation_note(kept, limit, tool_use)
 
 
+def cut_head_tail(content: str, limit: int) -> str | None:
+    """`content` as its head, the line saying how much of the middle was cut, and its tail, all within `limit`
+    UTF-16 units; None when the cap leaves too little room for that (the caller then keeps the head alone).
+
+    The count is of the original output: a Bash marker for what Bash itself left out, when it lies in the part
+    cut here, is replaced by what it stood for."""
+    inner = list(_BASH_OMITTED.finditer(content))
+    most_chars = len(content) + sum(int(m.group(1)) for m in inner)
+    most_lines = content.count("\n") + sum(int(m.group(2) or 0) for m in inner)
+    line_room = utf16_len(middle_cut_line(most_chars, most_lines)) + 2  # the line and a newline on each side
+    room = limit - line_room
+    if room < line_room:
+        return None  # the line would take more than half of what is left: a head says more
+    head = _snap_head(utf16_prefix(content, room * HEAD_PERCENT // 100))
+    tail = _snap_tail(utf16_suffix(content, room - utf16_len(head)))
+    middle_end = len(content) - len(tail)
+    chars = middle_end - len(head)
+    lines: int | None = content.count("\n", len(head), middle_end)
+    for match in inner:
+        if match.start() >= len(head) and match.end() <= middle_end:
+            chars += int(match.group(1)) - len(match.group(0))
+            lines = None if lines is None or match.group(2) is None else lines + int(match.group(2)) - 2
+    before = "" if head.endswith("\n") else "\n"
+    return f"{head}{before}{middle_cut_line(chars, lines)}\n{tail}"
+
+
+def _snap_head(head: str) -> str:
+    """`head` cut back to its last line break, when that loses at most SNAP_PERCENT of it."""
+    end = head.rfind("\n") + 1
+    return head[:end] if end and len(head) - end <= len(head) * SNAP_PERCENT // 100 else head
+
+
+def _snap_tail(tail: str) -> str:
+    """`tail` from its first full line, when that loses at most SNAP_PERCENT of it."""
+    start = tail.find("\n") + 1
+    return tail[start:] if start and start <= len(tail) * SNAP_PERCENT // 100 else tail
+
+
+def cut_result(block: ToolResultBlock, limit: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
+    """`block` cut to `limit`, or None when it needs no cut; computed once per block, limit and call."""
+    return _cuts(block, lambda b: _cut(b, limit, tool_use), key=(limit, tool_use))
+
+
+def _cut(block: ToolResultBlock, limit: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
+    content = block.content
+    if utf16_len(content) <= limit:
+        return None
+    if is_placeholder(content):
+        return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
+    if _already_cut(content, limit, tool_use):
+        return None
+    if tool_use is not None and tool_use.name in HEAD_TAIL_TOOLS:
+        both = cut_head_tail(content, limit)
+        if both is not None:
+            return msgspec.structs.replace(block, content=both)
+    kept = utf16_prefix(content, limit)
+    return msgspec.structs.replace(block, content=kept + truncation_note(kept, limit, tool_use))
+
+
+_cuts: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
+_budgeted: PrefixMemo[Message, Message] = PrefixMemo()
+
+
 def apply_tool_result_budget(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
     """① Cut every tool_result longer than `options.max_tool_result_chars`; the same list when none is."""
     if not options.enabled:
         return messages
     limit = options.max_tool_result_chars
-    uses: dict[str, ToolUseBlock] | None = None
 
-    def cut(block: ToolResultBlock) -> ToolResultBlock | None:
-        nonlocal uses
-        if len(block.content) <= limit // 2 or utf16_len(block.content) <= limit:
+    def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+        if len(block.content) <= limit // 2:  # cannot be over: a character is at most 2 UTF-16 units
             return None
-        if is_placeholder(block.content):
-            return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
-        if uses is None:  # built only when something is over the limit
-            uses = tool_uses_by_id(messages)
-        tool_use = uses.get(block.tool_use_id)
-        if _already_cut(block.content, limit, tool_use):
-            return None
-        kept = utf16_prefix(block.content, limit)
-        return msgspec.structs.replace(block, content=kept + truncation_note(kept, limit, tool_use))
+        return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
 
-    out, truncated = replace_tool_results(messages, cut)
-    if not truncated:
+    def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
+        return rewrite_results(items[index], index, cut)[0]
+
+    out = _budgeted(messages, step, limit)  # each message's cut depends on it and the calls before it only
+    if same_messages(out, messages):
         return messages
-    trace(
-        "compact.run",
-        stage="budget",
-        before=len(messages),
-        after=len(out),
-        truncatedBlocks=truncated,
-        strategy="truncate",
-    )
-    return out
+    if enabled():  # counted only for the trace line: counting walks the whole history
+        truncated = sum(rewrite_results(m, i, cut)[1] for i, m in enumerate(messages) if m is not out[i])
+        trace(
+            "compact.run",
+            stage="budget",
+            before=len(messages),
+            after=len(out),
+            truncatedBlocks=truncated,
+            strategy="truncate",
+        )
+    return list(out)

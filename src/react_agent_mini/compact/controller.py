@@ -26,6 +26,7 @@ from .autocompact import (
     maybe_autocompact,
     model_summarizer,
 )
+from .budget import apply_tool_result_budget
 from .meter import ContextMeter, ContextReading, base_tokens
 from .pipeline import CompactOptions
 from .tokens import context_window
@@ -54,9 +55,15 @@ class Compaction:
         self.meter = ContextMeter()
         self.reinject = reinject
         """Project context and loaded skills, re-injected after a summary."""
-        self._summarize = model_summarizer(call_model)
+        self.on_usage: Callable[[Usage], None] | None = None
+        """Told the usage of every summary call (the session adds it to its totals)."""
+        self._summarize = model_summarizer(call_model, on_usage=self._summary_usage)
         self._base_key: tuple[str, int] = ("", -1)
         self._base = 0
+
+    def _summary_usage(self, usage: Usage) -> None:
+        if self.on_usage is not None:
+            self.on_usage(usage)
 
     def base(self, system: str, tools: Sequence[ToolSpec]) -> int:
         """Estimated tokens of the system prompt and tool schemas (recomputed only when they change)."""
@@ -72,7 +79,13 @@ class Compaction:
 
     def reading(self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec]) -> ContextReading:
         """How full the context is: the last report plus an estimate of what was added since."""
-        return self.meter.read(history, self.window, base_tokens=self.base(system, tools))
+        return self.meter.read(self._sent(history), self.window, base_tokens=self.base(system, tools))
+
+    def _sent(self, history: Sequence[Message]) -> Sequence[Message]:
+        """What the meter estimates: the history as stage ① sends it. Estimating the stored history instead
+        counted every long tool result whole, so right after a resume (no provider report yet) a few large
+        outputs read as a full window and triggered a summary for nothing."""
+        return apply_tool_result_budget(history, self.options)
 
     def learn_window(self, tokens: int) -> None:
         """The provider stated a smaller window than we assumed (in a context-length refusal): use it from now
@@ -88,7 +101,7 @@ class Compaction:
     async def maybe(self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec]) -> Compacted | None:
         """An automatic summary, when the context passed the trigger; None otherwise (or when it failed)."""
         base = self.base(system, tools)
-        used = self.meter.read(history, self.window, base_tokens=base).tokens
+        used = self.meter.read(self._sent(history), self.window, base_tokens=base).tokens
         result = await maybe_autocompact(
             history,
             used,
@@ -112,7 +125,7 @@ class Compaction:
             summarize=self._summarize,
             focus=focus,
             context=self.reinject,
-            used_tokens=self.meter.read(history, self.window, base_tokens=base).tokens,
+            used_tokens=self.meter.read(self._sent(history), self.window, base_tokens=base).tokens,
             base_tokens=base,
         )
         compacted = self._outcome(result)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
 import msgspec
 
 from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from .memo import IdentityMemo
+from .memo import IdentityMemo, PrefixMemo
 
 
 def utf16_len(text: str) -> int:
@@ -38,6 +38,21 @@ def utf16_prefix(text: str, units: int) -> str:
     # A high surrogate as the last unit would decode to an error: drop it.
     if len(encoded) >= 2 and 0xD8 <= encoded[-1] <= 0xDB:
         encoded = encoded[:-2]
+    return encoded.decode("utf-16-le")
+
+
+def utf16_suffix(text: str, units: int) -> str:
+    """The longest suffix of `text` that is at most `units` UTF-16 code units long (a surrogate pair is never
+    split)."""
+    if units <= 0:
+        return ""
+    if text.isascii() or len(text) * 2 <= units:
+        return text[-units:]
+    encoded = text.encode("utf-16-le")
+    encoded = encoded[max(0, len(encoded) - units * 2) :]
+    # A low surrogate as the first unit has lost its high half: drop it.
+    if len(encoded) >= 2 and 0xDC <= encoded[1] <= 0xDF:
+        encoded = encoded[2:]
     return encoded.decode("utf-16-le")
 
 
@@ -122,9 +137,20 @@ def _message_chars(message: Message) -> int:
     return sum(block_chars(b) for b in message.content)
 
 
-_chars_memo = IdentityMemo()
+_chars_memo: IdentityMemo[int] = IdentityMemo()
 
 
 def estimate_outbound_chars(messages: Iterable[Message]) -> int:
-    """The seed's estimate of what a request carries, in UTF-16 code units."""
-    return sum(message_chars(m) for m in messages)
+    """The seed's estimate of what a request carries, in UTF-16 code units. For a sequence, the running total
+    of the part an earlier call shares with it is reused: only messages added since cost anything."""
+    if not isinstance(messages, Sequence):
+        return sum(message_chars(m) for m in messages)
+    totals = _running_chars(messages, _running_total)
+    return totals[-1] if totals else 0
+
+
+def _running_total(messages: Sequence[Message], index: int, totals: Sequence[int]) -> int:
+    return (totals[index - 1] if index else 0) + message_chars(messages[index])
+
+
+_running_chars: PrefixMemo[Message, int] = PrefixMemo()

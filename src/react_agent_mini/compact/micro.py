@@ -10,15 +10,19 @@ stage through `QueryDeps.microcompact`.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import chain
+from operator import is_not
 
 import msgspec
 
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..trace import trace
-from .common import is_compactable, path_hint, replace_tool_results, tool_uses_by_id
+from ..trace import enabled, trace
+from .common import call_for, is_compactable, path_hint, replace_tool_results, rewrite_results, same_messages
 from .estimate import estimate_outbound_chars, utf16_len
 from .lowwater import Candidate, low_water_plan
+from .memo import IdentityMemo, PrefixMemo
 from .options import CompactOptions
 
 MICROCOMPACT_NOTE = "[Old tool result content cleared]"
@@ -31,27 +35,47 @@ def placeholder(tool_use: ToolUseBlock) -> str:
     return f"{MICROCOMPACT_NOTE} tool={tool_use.name} {hint}" if hint else f"{MICROCOMPACT_NOTE} tool={tool_use.name}"
 
 
-def clearable(block: ToolResultBlock, uses: dict[str, ToolUseBlock], min_chars: int) -> ToolUseBlock | None:
-    """The call behind `block` when its result may be cleared: long enough, from a compactable tool, and not
-    already the placeholder."""
-    tool_use = uses.get(block.tool_use_id)
+def clearable(block: ToolResultBlock, tool_use: ToolUseBlock | None, min_chars: int) -> ToolUseBlock | None:
+    """`tool_use` (the call behind `block`) when the result may be cleared: long enough, from a compactable
+    tool, and not already the placeholder."""
     if tool_use is None or not is_compactable(tool_use.name):
         return None
+    return _clearable(block, lambda b: _may_clear(b, tool_use, min_chars), key=(tool_use, min_chars))
+
+
+def _may_clear(block: ToolResultBlock, tool_use: ToolUseBlock, min_chars: int) -> ToolUseBlock | None:
     if block.content == placeholder(tool_use) or (utf16_len(block.content) <= min_chars and not block.images):
         return None
     return tool_use
 
 
-def candidates(messages: Sequence[Message], uses: dict[str, ToolUseBlock], min_chars: int) -> list[Candidate]:
+def cleared(block: ToolResultBlock, tool_use: ToolUseBlock) -> ToolResultBlock:
+    """`block` as the placeholder for `tool_use` (the same copy on every call)."""
+    return _cleared(block, lambda b: msgspec.structs.replace(b, content=placeholder(tool_use), images=()), key=tool_use)
+
+
+_clearable: IdentityMemo[ToolUseBlock | None] = IdentityMemo()
+_cleared: IdentityMemo[ToolResultBlock] = IdentityMemo()
+
+
+def results_with_calls(messages: Sequence[Message]) -> list[tuple[int, ToolResultBlock, ToolUseBlock | None]]:
+    """Every tool_result in order: (index of its message, the result, its call)."""
+    return [
+        (index, block, call_for(messages, index, block.tool_use_id))
+        for index, message in enumerate(messages)
+        if message.role == "user"
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    ]
+
+
+def candidates(messages: Sequence[Message], min_chars: int) -> list[Candidate]:
     """Every tool_result in order, as the low-water plan sees it."""
     out: list[Candidate] = []
-    for index, message in enumerate(messages):
-        if message.role != "user":
-            continue
-        for block in message.tool_results:
-            tool_use = clearable(block, uses, min_chars)
-            saved = utf16_len(block.content) - utf16_len(placeholder(tool_use)) if tool_use else 0
-            out.append(Candidate(index, block, tool_use, saved))
+    for index, block, call in results_with_calls(messages):
+        tool_use = clearable(block, call, min_chars)
+        saved = utf16_len(block.content) - utf16_len(placeholder(tool_use)) if tool_use else 0
+        out.append(Candidate(index, block, tool_use, saved))
     return out
 
 
@@ -63,33 +87,62 @@ def microcompact_messages(messages: Sequence[Message], options: CompactOptions) 
     if estimated <= options.threshold_chars:
         # Also right for low water: no earlier point of its replay can have been over the threshold either.
         return messages
-    uses = tool_uses_by_id(messages)
     if options.low_water:
-        return _low_water(messages, options, uses, estimated)
-    results = [b for m in messages if m.role == "user" for b in m.tool_results]
-    cutoff = max(0, len(results) - options.micro_keep_recent)
-    targets: dict[int, ToolUseBlock] = {}  # id(block) → its call
-    for block in results[:cutoff]:
-        tool_use = clearable(block, uses, options.micro_min_chars)
-        if tool_use is not None:
-            targets[id(block)] = tool_use
-    return _clear(messages, targets, estimated, options)
+        return _low_water(messages, options, estimated)
+    # Every result but the newest `micro_keep_recent` is a candidate. The messages whose results all lie before
+    # that cut are cleared as a prefix the next call shares (only what aged past the cut since costs work); the
+    # message holding the cut is cleared up to it; the rest go as they are.
+    counts = _result_counts(messages, _running_count)  # counts[i]: tool_results in messages[: i + 1]
+    cutoff = max(0, (counts[-1] if counts else 0) - options.micro_keep_recent)
+    whole = bisect_right(counts, cutoff)
+    min_chars = options.micro_min_chars
 
+    def clear_all(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+        return _clear_one(messages, index, block, min_chars)
 
-def _clear(
-    messages: Sequence[Message], targets: dict[int, ToolUseBlock], estimated: int, options: CompactOptions
-) -> Sequence[Message]:
-    """`messages` with the blocks in `targets` (by identity) replaced by their placeholder."""
-    if not targets:
+    def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
+        return rewrite_results(items[index], index, clear_all)[0]
+
+    out = list(_micro_cleared(messages[:whole], step, min_chars))
+    if whole < len(messages):
+        left = cutoff - (counts[whole - 1] if whole else 0)  # results of messages[whole] before the cut
+
+        def clear_some(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+            nonlocal left
+            left -= 1
+            return _clear_one(messages, index, block, min_chars) if left >= 0 else None
+
+        out.append(rewrite_results(messages[whole], whole, clear_some)[0])
+        out.extend(messages[whole + 1 :])
+    if same_messages(out, messages):
         return messages
+    _trace_micro(messages, out, estimated, options)
+    return out
 
-    def clear(block: ToolResultBlock) -> ToolResultBlock | None:
-        tool_use = targets.get(id(block))
-        return None if tool_use is None else msgspec.structs.replace(block, content=placeholder(tool_use), images=())
 
-    out, replaced = replace_tool_results(messages, clear)
-    if not replaced:
-        return messages
+def _clear_one(
+    messages: Sequence[Message], index: int, block: ToolResultBlock, min_chars: int
+) -> ToolResultBlock | None:
+    """The placeholder for `block` (in `messages[index]`) when it may be cleared, else None."""
+    tool_use = clearable(block, call_for(messages, index, block.tool_use_id), min_chars)
+    return None if tool_use is None else cleared(block, tool_use)
+
+
+def _running_count(messages: Sequence[Message], index: int, counts: Sequence[int]) -> int:
+    before = counts[index - 1] if index else 0
+    return before + sum(isinstance(b, ToolResultBlock) for b in messages[index].content)
+
+
+_result_counts: PrefixMemo[Message, int] = PrefixMemo()
+_micro_cleared: PrefixMemo[Message, Message] = PrefixMemo()
+
+
+def _trace_micro(messages: Sequence[Message], out: Sequence[Message], estimated: int, options: CompactOptions) -> None:
+    """The two trace lines of a ② that changed something (counting walks the history: only when tracing)."""
+    if not enabled():
+        return
+    blocks = chain.from_iterable(m.content for m in out)
+    replaced = sum(map(is_not, blocks, chain.from_iterable(m.content for m in messages)))
     trace("compact.micro", replaced=replaced)
     trace(
         "compact.run",
@@ -100,30 +153,45 @@ def _clear(
         overThreshold=estimated > options.threshold_chars,
         strategy="micro",
     )
+
+
+def _clear(
+    messages: Sequence[Message], targets: dict[int, ToolUseBlock], estimated: int, options: CompactOptions
+) -> Sequence[Message]:
+    """`messages` with the blocks in `targets` (by identity) replaced by their placeholder."""
+    if not targets:
+        return messages
+
+    def clear(block: ToolResultBlock, _index: int) -> ToolResultBlock | None:
+        tool_use = targets.get(id(block))
+        return None if tool_use is None else cleared(block, tool_use)
+
+    out, replaced = replace_tool_results(messages, clear)
+    if not replaced:
+        return messages
+    _trace_micro(messages, out, estimated, options)
     return out
 
 
-def _low_water(
-    messages: Sequence[Message], options: CompactOptions, uses: dict[str, ToolUseBlock], estimated: int
-) -> Sequence[Message]:
+def _low_water(messages: Sequence[Message], options: CompactOptions, estimated: int) -> Sequence[Message]:
     """Low-water mode: ② and ③ planned together and applied here, so that what is measured is exactly what
     is sent (③ cannot see the sizes before the clears); ③ then finds nothing left to do."""
-    plan = low_water_plan(messages, options, candidates(messages, uses, options.micro_min_chars))
+    plan = low_water_plan(messages, options, candidates(messages, options.micro_min_chars))
     out = _clear(
         messages, {id(c.block): c.tool_use for c in plan.cleared if c.tool_use is not None}, estimated, options
     )
     if plan.cut <= 0:
         return out
     kept = list(out[plan.cut :])
-    cleared = estimate_outbound_chars(out)
+    size = estimate_outbound_chars(out)
     trace(
         "compact.run",
         stage="retain",
         before=len(out),
         after=len(kept),
         droppedMessages=plan.cut,
-        estimated=cleared,
-        overThreshold=cleared > options.threshold_chars,
+        estimated=size,
+        overThreshold=size > options.threshold_chars,
         strategy="retain",
     )
     return kept

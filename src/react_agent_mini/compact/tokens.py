@@ -131,7 +131,7 @@ def _message_tokens(message: Message) -> int:
     return total
 
 
-_tokens_memo = IdentityMemo()
+_tokens_memo: IdentityMemo[int] = IdentityMemo()
 
 
 def estimate_messages_tokens(messages: Iterable[Message]) -> int:

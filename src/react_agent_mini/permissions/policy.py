@@ -3,6 +3,7 @@
 `PermissionPolicy` is a `CanUseTool`. In order:
 1. a deny rule → deny (even in bypassPermissions);
 2. plan mode → deny anything that is not read-only;
+   then, while `ask_all` is set (a settings file could not be understood), ask — whatever the mode or rules say;
 3. bypassPermissions → allow;
 4. an ask rule → ask;
 5. allow rules (settings, CLI, and "always" answers of this session) → allow;
@@ -123,6 +124,9 @@ class PermissionPolicy:
         self.allow_write = allow_write
         self.shell = shell
         """Bash's state, so relative paths in commands are judged from where the shell really is."""
+        self.ask_all: str | None = None
+        """Set while the rules cannot be known (a settings file that cannot be understood): why every call is
+        asked for — no allow rule, mode or built-in judgement lets one through; deny rules and plan mode apply."""
 
     async def __call__(self, tool: Tool, args: Mapping[str, Any]) -> Decision:
         decision = await self.decide(tool, args)
@@ -143,6 +147,8 @@ class PermissionPolicy:
                 f"Plan mode is read-only, so {self._summary(tool, call)} was not run. Keep exploring with read-only "
                 "tools and present your plan; changes can be made once the user leaves plan mode."
             )
+        if self.ask_all is not None:
+            return await self._ask(tool, call, self.ask_all)
         if self.mode == "bypassPermissions":
             return Allow()
         if found is not None and found.verdict == "ask":
@@ -156,6 +162,12 @@ class PermissionPolicy:
         if not any(kind != "allow" and rule.tool == "Read" for kind, rule in self.rules.rules()):
             return False  # the common case: no rule restricts reading
         return self.rules.evaluate("Read", {"file_path": str(path)}, root=self.root) in ("deny", "ask")
+
+    def rules_to_allow(self, tool: Tool, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """The narrow rules an "always" answer would record for this call, checked to allow it by the rules
+        (empty when none can: a deny or ask rule covers it, or it cannot be scoped). Headless runs suggest them."""
+        call = inspect_call(tool.name, args, self.root, self.shell.cwd if self.shell else None)
+        return self._always_rules(tool, call)
 
     def session_rules(self) -> list[str]:
         """The rules "always" answers recorded in this session."""
@@ -194,8 +206,9 @@ class PermissionPolicy:
 
     async def _ask(self, tool: Tool, call: CallView, reason: str, ask_rule: Rule | None = None) -> Decision:
         summary = self._summary(tool, call)
-        # an ask rule outranks allow rules, so a recorded rule would never take effect: "always" means "yes"
-        always = () if ask_rule is not None else self._always_rules(tool, call)
+        # an ask rule (or asking for everything) outranks allow rules, so a recorded rule would never take
+        # effect: "always" means "yes"
+        always = () if ask_rule is not None or self.ask_all is not None else self._always_rules(tool, call)
         if self.asker is None:
             return Deny(self._headless_message(tool, call, summary, reason, always, ask_rule))
         request = PermissionRequest(tool.name, dict(call.args), summary, reason, always, call.outside)
@@ -275,12 +288,14 @@ class PermissionPolicy:
         self, tool: Tool, call: CallView, summary: str, reason: str, always: tuple[str, ...], ask_rule: Rule | None
     ) -> str:
         start = f"Permission denied: {summary} needs approval ({reason}), and headless mode cannot ask."
+        if self.ask_all is not None:
+            return f"{start} Fix that settings file first."
         if ask_rule is not None:
             return f"{start} Run it interactively, or remove that ask rule."
         ways: list[str] = []
         if not call.outside and not _reads_only(tool, call) and not self.allow_write:
             ways.append("set ALLOW_WRITE=1")
-        flags = [f"--allowed-tools {_quote(','.join(always))}"] if always else []
+        flags = [f"--allowed-tools {shell_quote(','.join(always))}"] if always else []
         if tool.name in EDIT_TOOLS and not call.outside and self.mode != "acceptEdits":
             flags.append("--permission-mode acceptEdits")
         if flags:
@@ -371,5 +386,6 @@ def _source(rule: Rule) -> str:
 _SAFE_IN_DOUBLE_QUOTES = re.compile(r'^[^"$`\\!]*$')
 
 
-def _quote(text: str) -> str:
+def shell_quote(text: str) -> str:
+    """`text` as one shell word: in double quotes when they need no escapes (easier to read), else as shlex does."""
     return f'"{text}"' if _SAFE_IN_DOUBLE_QUOTES.match(text) else shlex.quote(text)

@@ -6,12 +6,16 @@ Files, in order (lists are merged; a later `defaultMode` wins):
 4. `<workspace>/.agents/settings.json`.
 
 Each holds `{"permissions": {"allow": [...], "deny": [...], "ask": [...], "defaultMode": "..."}}`. A missing file
-is fine; a broken one gives a warning naming the file and the problem, and everything else still loads: settings
-never stop the agent from starting.
+is fine. A file that exists but whose deny or ask rules cannot be known fails closed: it cannot be read, it is not
+valid JSON (the error names the line and column), its top level or `permissions` is not an object, `deny`/`ask` is
+not a list of strings, or one of those rules does not parse. That is a `SettingsError`: headless runs refuse to
+start, the REPL asks for every call until the file is fixed. Problems that can only make the agent ask more — an
+allow rule that does not parse, an unknown `defaultMode` — are warnings, and the rest of the file applies.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,6 +27,7 @@ from .rules import (
     PERMISSION_MODES,
     RULE_KINDS,
     PermissionMode,
+    Rule,
     RuleError,
     RuleKind,
     RuleSet,
@@ -34,15 +39,47 @@ PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".ag
 """Settings files inside the workspace, in load order."""
 
 
+class SettingsError(msgspec.Struct, frozen=True):
+    """A settings file that exists but whose deny or ask rules cannot be known, so it fails closed."""
+
+    file: str
+    """The file as shown to the user: relative to the workspace when inside it."""
+    message: str
+    """What is wrong: `Expecting ',' delimiter`, `` `permissions.deny` must be a list of rule strings``."""
+    line: int | None = None
+    """1-based line of a syntax error (None for other problems)."""
+    column: int | None = None
+    """1-based column of a syntax error."""
+
+    @property
+    def text(self) -> str:
+        """`.claude/settings.json line 4, column 9: Expecting ',' delimiter`"""
+        where = f" line {self.line}, column {self.column}" if self.line is not None else ""
+        return f"{self.file}{where}: {self.message}"
+
+
 class LoadedPermissions(NamedTuple):
-    """What the settings files say (unpacks as `rules, warnings, default_mode`)."""
+    """What the settings files say (unpacks as `rules, warnings, default_mode, errors`)."""
 
     rules: RuleSet
-    """Every rule from every file, merged."""
+    """Every rule from every file, merged (from a file with an error, only the deny and ask rules understood)."""
     warnings: list[str]
-    """One line per problem, naming the file; shown to the user, never raised."""
+    """One line per problem that only makes the agent ask more, naming the file; shown to the user."""
     default_mode: PermissionMode | None
-    """The last `defaultMode` found, or None."""
+    """The last `defaultMode` found (never from a file with an error), or None."""
+    errors: list[SettingsError]
+    """Files whose rules cannot be known: the caller must fail closed while there is any."""
+
+
+class FileSettings(NamedTuple):
+    """What one settings file gave."""
+
+    mode: PermissionMode | None
+    """Its `defaultMode`, or None."""
+    warnings: list[str]
+    """Problems that only make the agent ask more."""
+    error: SettingsError | None
+    """Why its rules cannot be known, or None."""
 
 
 def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
@@ -60,57 +97,109 @@ def settings_files(workspace: Path, env: Mapping[str, str] | None = None) -> lis
 
 
 def load_permissions(workspace: Path, env: Mapping[str, str] | None = None) -> LoadedPermissions:
-    """Rules, warnings and default mode from all settings files."""
+    """Rules, warnings, default mode and errors from all settings files."""
     rules = RuleSet()
     warnings: list[str] = []
+    errors: list[SettingsError] = []
     mode: PermissionMode | None = None
     user_file, *project_files = settings_files(workspace, env)
     for path in (user_file, *project_files):
-        found, file_warnings = load_settings_file(path, rules, workspace, user_level=path == user_file)
-        warnings += file_warnings
-        mode = found or mode
-    return LoadedPermissions(rules, warnings, mode)
+        found = load_settings_file(path, rules, workspace, user_level=path == user_file)
+        warnings += found.warnings
+        if found.error is not None:
+            errors.append(found.error)
+        mode = found.mode or mode
+    return LoadedPermissions(rules, warnings, mode, errors)
 
 
-def load_settings_file(
-    path: Path, rules: RuleSet, workspace: Path, *, user_level: bool = False
-) -> tuple[PermissionMode | None, list[str]]:
-    """Add the rules of one file to `rules`; its `defaultMode` (or None) and the warnings."""
+def settings_stamp(workspace: Path, env: Mapping[str, str] | None = None) -> tuple[tuple[int, ...] | None, ...]:
+    """How the settings files look on disk (size, mtime, inode; None when absent): a change without reading them."""
+    stamps: list[tuple[int, ...] | None] = []
+    for path in settings_files(workspace, env):
+        try:
+            info = path.stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns))
+    return tuple(stamps)
+
+
+def _shown(path: Path, workspace: Path) -> str:
     try:
-        data: Any = msgspec.json.decode(path.read_bytes())
-    except FileNotFoundError:
-        return None, []
-    except OSError as exc:
-        return None, [f"{path}: cannot read it ({exc.strerror or exc}); its permission rules were ignored"]
-    except msgspec.DecodeError as exc:
-        return None, [f"{path}: invalid JSON ({exc}); its permission rules were ignored"]
+        return path.relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _decode(data: bytes, shown: str) -> tuple[Any, SettingsError | None]:
+    """The JSON value in `data` (the file `shown`), or the error saying where it stops being valid."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, SettingsError(shown, "not UTF-8 text", line, column)
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, SettingsError(shown, exc.msg, exc.lineno, exc.colno)
+    except (ValueError, RecursionError) as exc:  # e.g. nested too deeply
+        return None, SettingsError(shown, f"not valid JSON ({type(exc).__name__})")
+
+
+def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_level: bool = False) -> FileSettings:
+    """Add the rules of one file to `rules`; its `defaultMode`, its warnings and its error (or None)."""
+    shown = _shown(path, workspace)
+    try:
+        data, error = _decode(path.read_bytes(), shown)
+    except (FileNotFoundError, NotADirectoryError):  # no such file (or `.claude` is not a directory)
+        return FileSettings(None, [], None)
+    except OSError as exc:  # it is there, and may hold deny rules we cannot see
+        return FileSettings(None, [], SettingsError(shown, f"cannot be read ({exc.strerror or exc})"))
+    if error is not None:
+        return FileSettings(None, [], error)
     if not isinstance(data, dict):
-        return None, [f"{path}: expected a JSON object at the top level; its permission rules were ignored"]
+        return FileSettings(None, [], SettingsError(shown, "expected a JSON object at the top level"))
     block = data.get("permissions")
     if block is None:
-        return None, []
+        return FileSettings(None, [], None)
     if not isinstance(block, dict):
-        return None, [f"{path}: `permissions` must be an object; its permission rules were ignored"]
-    problems: list[str] = []
+        return FileSettings(None, [], SettingsError(shown, "`permissions` must be an object"))
+    problems: list[str] = []  # deny or ask rules that cannot be understood: the file fails closed
+    ignored: list[str] = []  # allow rules or a mode that cannot be understood: the agent only asks more
     rule_warnings: list[str] = []
+    parsed: list[tuple[RuleKind, Rule]] = []
     # `/pattern` rules are relative to the project a file belongs to; the user file has none, so the workspace
     project_root = workspace
     for kind in RULE_KINDS:
         values = block.get(kind)
         if values is None:
             continue
+        found = problems if kind != "allow" else ignored
         if not isinstance(values, list):
-            problems.append(f"`permissions.{kind}` must be a list of rule strings")
+            found.append(f"`permissions.{kind}` must be a list of rule strings")
             continue
         for i, text in enumerate(values):
             if not isinstance(text, str):
-                problems.append(f"`permissions.{kind}[{i}]` is not a string")
-            elif warning := rules.add(kind, text, str(path), project_root):
-                rule_warnings.append(warning)
-    mode = _file_mode(block.get("defaultMode"), user_level, problems)
+                found.append(f"`permissions.{kind}[{i}]` is not a string")
+                continue
+            try:
+                parsed.append((kind, parse_rule(text, str(path), project_root)))
+            except RuleError as exc:
+                if kind == "allow":
+                    rule_warnings.append(f"{path}: ignored the {kind} rule {text!r}: {exc}")
+                else:
+                    problems.append(f"the {kind} rule {text!r} cannot be understood ({exc})")
+    for kind, rule in parsed:
+        if kind != "allow" or not problems:  # a broken file's deny and ask rules still apply, never its allows
+            rules.add_rule(kind, rule)
     if problems:
-        rule_warnings.insert(0, f"{path}: {'; '.join(problems)} (ignored)")
-    return mode, rule_warnings
+        return FileSettings(None, [], SettingsError(shown, "; ".join(problems)))
+    mode = _file_mode(block.get("defaultMode"), user_level, ignored)
+    if ignored:
+        rule_warnings.insert(0, f"{path}: {'; '.join(ignored)} (ignored)")
+    return FileSettings(mode, rule_warnings, None)
 
 
 def _file_mode(value: object, user_level: bool, problems: list[str]) -> PermissionMode | None:
@@ -154,3 +243,42 @@ def add_cli_rules(rules: RuleSet, allowed: str | Iterable[str] = (), disallowed:
             except RuleError as exc:
                 warnings.append(f"{flag}: ignored {text!r}: {exc}")
     return warnings
+
+
+# --- which credentials Bash commands may see (separate from the permission rules above) -----------------------
+
+PASS_CREDENTIALS_KEY = "passCredentials"
+"""`{"shellEnvironment": {"passCredentials": ["OPENAI_API_KEY", ...]}}`: credential variables commands still get."""
+
+
+def load_pass_credentials(workspace: Path, env: Mapping[str, str] | None = None) -> tuple[frozenset[str], list[str]]:
+    """The credential variables the user lets Bash commands see (`tools.shell_env` withholds them otherwise), and a
+    warning per problem. Only the user settings file counts: a cloned repository must not be able to hand the
+    model your keys by shipping a settings file, so a project file naming any is warned about and ignored. A file
+    that cannot be read or parsed is skipped silently here (`load_permissions` reports it)."""
+    passed: set[str] = set()
+    warnings: list[str] = []
+    user_file, *project_files = settings_files(workspace, env)
+    for path in (user_file, *project_files):
+        try:
+            data: Any = json.loads(path.read_bytes().decode("utf-8-sig"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        block = data.get("shellEnvironment") if isinstance(data, dict) else None
+        if block is None:
+            continue
+        if not isinstance(block, dict):
+            warnings.append(f"{path}: `shellEnvironment` must be an object (ignored)")
+            continue
+        names = block.get(PASS_CREDENTIALS_KEY)
+        if names is None:
+            continue
+        where = f"{path}: `shellEnvironment.{PASS_CREDENTIALS_KEY}`"
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            warnings.append(f"{where} must be a list of environment variable names (ignored)")
+        elif path != user_file:
+            if names:
+                warnings.append(f"{where} is accepted only from the user settings ({user_file}) (ignored)")
+        else:
+            passed.update(names)
+    return frozenset(passed), warnings

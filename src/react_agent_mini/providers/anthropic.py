@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..compact.memo import IdentityMemo, PrefixMemo
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
 from ..messages import (
     ContentBlock,
@@ -30,9 +31,9 @@ from ..messages import (
     block_to_dict,
 )
 from ..trace import trace
-from .base import ModelRequest, ToolSpec, decode_json_event, trace_response
+from .base import ModelRequest, ToolSpec, decode_json_event, trace_response, with_distinct_call_ids
 from .errors import MalformedStream, ProviderError, RateLimitError, ServerError, StreamInterrupted
-from .http import new_client, post_sse
+from .http import STREAM_IDLE_TIMEOUT, new_client, post_sse
 
 if TYPE_CHECKING:
     import httpx
@@ -53,18 +54,32 @@ def _sendable(block: ContentBlock) -> bool:
 
 
 def to_anthropic_messages(messages: Sequence[Message], *, cache_tail: bool = True) -> list[dict[str, Any]]:
-    """Wire messages; the newest cacheable block gets a cache breakpoint when `cache_tail`."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        blocks = [block_to_dict(b) for b in message.content if _sendable(b)]
-        if blocks:  # an empty message (the model said nothing) cannot be sent
-            out.append({"role": message.role, "content": blocks})
+    """Wire messages; the newest cacheable block gets a cache breakpoint when `cache_tail`. Each message is
+    converted once (messages never change, and the history is resent on every call); the wire dicts are
+    shared, so the breakpoint goes on a copy."""
+    # An empty message (the model said nothing) cannot be sent: it converts to None, which is left out.
+    out: list[dict[str, Any]] = list(filter(None, _converted_history.each(messages, _converted)))
     if cache_tail and out:
-        for block in reversed(out[-1]["content"]):
-            if block["type"] not in ("thinking", "redacted_thinking"):
-                block["cache_control"] = EPHEMERAL
+        blocks = list(out[-1]["content"])
+        for index in reversed(range(len(blocks))):
+            if blocks[index]["type"] not in ("thinking", "redacted_thinking"):
+                blocks[index] = {**blocks[index], "cache_control": EPHEMERAL}
+                out[-1] = {**out[-1], "content": blocks}
                 break
     return out
+
+
+def _converted(message: Message) -> dict[str, Any] | None:
+    return _converted_messages(message, _message_to_anthropic)
+
+
+def _message_to_anthropic(message: Message) -> dict[str, Any] | None:
+    blocks = [block_to_dict(b) for b in message.content if _sendable(b)]
+    return {"role": message.role, "content": blocks} if blocks else None
+
+
+_converted_messages: IdentityMemo[dict[str, Any] | None] = IdentityMemo()
+_converted_history: PrefixMemo[Message, dict[str, Any] | None] = PrefixMemo()
 
 
 def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -223,6 +238,8 @@ class AnthropicProvider(msgspec.Struct):
     max_tokens: int | None = None
     auth_token: str = ""
     """Sent as `Authorization: Bearer` instead of `x-api-key` (gateways that expect it)."""
+    idle_timeout: float = STREAM_IDLE_TIMEOUT
+    """Seconds of silence mid-stream after which the stream counts as dropped."""
     name: str = "anthropic"
     _client: httpx.AsyncClient | None = None
 
@@ -260,14 +277,22 @@ class AnthropicProvider(msgspec.Struct):
         assembler = AnthropicStreamAssembler()
         body = self.build_body(request)
         async with aclosing(
-            post_sse(self._client, url, headers=self.headers(), body=body, provider="anthropic")
+            post_sse(
+                self._client,
+                url,
+                headers=self.headers(),
+                body=body,
+                provider="anthropic",
+                idle_timeout=self.idle_timeout,
+            )
         ) as events:
             async for sse in events:
                 for event in assembler.feed(decode_json_event(sse.data, "anthropic")):
                     yield event
                 if assembler.stopped:
                     break
-        response = assembler.finish()
+        # The API's ids are unique, and it refuses a request that repeats one; a proxy may not keep to that.
+        response = with_distinct_call_ids(assembler.finish(), request.messages, "toolu_")
         trace_response(response)
         yield response
 

@@ -7,13 +7,14 @@ with a response. Retries live in `retry.py`, wrapped around `ModelProvider.strea
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Protocol
 
 import msgspec
 
 from ..events import ModelEvent, ModelResponse
-from ..messages import Message
+from ..messages import ContentBlock, Message, ToolUseBlock
 from ..trace import trace
 from .errors import MalformedStream
 
@@ -71,6 +72,31 @@ def decode_json_event(data: str, provider: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise MalformedStream(f"{provider} API sent a malformed stream event: {data[:80]!r}")
     return value
+
+
+def with_distinct_call_ids(response: ModelResponse, earlier: Sequence[Message], prefix: str) -> ModelResponse:
+    """`response` with every tool call's id unique: across its own calls and the calls in `earlier`.
+
+    Servers do not always keep their promise (some OpenAI-compatible ones number every call `call_0`, send `""`
+    or no id at all; a proxy in front of Anthropic may do the same), and a result is matched to its call by id
+    alone — on the wire, and in the history. A call whose id is empty or already taken gets a fresh one
+    (`prefix` + 24 hex digits); the history then holds it, so the next request sends the same id with the call
+    and with its result. A server's id is kept whenever it is unique."""
+    uses = response.message.tool_uses
+    taken = {use.id for message in earlier for use in message.tool_uses}
+    if all(use.id for use in uses) and len({use.id for use in uses} | taken) == len(uses) + len(taken):
+        return response  # the usual case: nothing to rename
+    blocks: list[ContentBlock] = []
+    for block in response.message.content:
+        if isinstance(block, ToolUseBlock):
+            if not block.id or block.id in taken:
+                fresh = prefix + os.urandom(12).hex()
+                trace("api.tool_id", was=block.id or "(none)", now=fresh)
+                block = msgspec.structs.replace(block, id=fresh)
+            taken.add(block.id)
+        blocks.append(block)
+    message = msgspec.structs.replace(response.message, content=tuple(blocks))
+    return msgspec.structs.replace(response, message=message)
 
 
 def trace_response(response: ModelResponse) -> None:

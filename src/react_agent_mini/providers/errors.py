@@ -29,6 +29,10 @@ class BadRequestError(ProviderError):
     """The request was refused as invalid (400/404/413/422): retrying the same request cannot help."""
 
 
+class ModelNotFound(BadRequestError):
+    """404 (or DeepSeek's 400 "Model Not Exist"): the server has no model by the name we sent."""
+
+
 class RateLimitError(ProviderError):
     """429: too many requests or tokens."""
 
@@ -61,11 +65,27 @@ class MissingConfiguration(ProviderError):
     """No key, unknown provider name: a setup problem the user must fix."""
 
 
-def error_for_status(status: int, detail: str, *, provider: str, retry_after: float | None) -> ProviderError:
-    """The error for a non-2xx HTTP answer; `detail` is the provider's own message."""
+MODEL_VARIABLES = {"openai": "OPENAI_MODEL", "anthropic": "ANTHROPIC_MODEL"}
+"""The environment variable that chooses each provider's model."""
+BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+def error_for_status(
+    status: int, detail: str, *, provider: str, retry_after: float | None, model: str = "", url: str = ""
+) -> ProviderError:
+    """The error for a non-2xx HTTP answer; `detail` is the provider's own message, `model` the model asked for
+    and `url` where (both for the hint when the server has no such model or no such endpoint)."""
     text = f"{provider} API error {status}: {detail}".strip()
     if status in (401, 403):
         return AuthenticationError(f"{text} (check your API key)", status=status)
+    if (status == 404 and _MENTIONS_MODEL.search(detail)) or (status == 400 and _NO_SUCH_MODEL.search(detail)):
+        variable = MODEL_VARIABLES.get(provider, "the model variable")
+        named = f'model "{model}"' if model else "the model"
+        hint = f"{named} was not found: choose another with --model or {variable}"
+        return ModelNotFound(f"{text} ({hint})", status=status)
+    if status == 404 and url:
+        variable = BASE_URL_VARIABLES.get(provider, "the base URL")
+        return BadRequestError(f"{text} (nothing answers at {url}: check {variable})", status=status)
     if status == 429:
         return RateLimitError(text, status=status, retry_after=retry_after)
     if status in (408, 409) or status >= 500:
@@ -107,6 +127,10 @@ def stated_limit(detail: str) -> int | None:
 CONTEXT_TOO_LONG_HINT = (
     "the conversation is longer than the model's window: in the REPL /compact shrinks it and /clear starts "
     "afresh; CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
+)
+_MENTIONS_MODEL = re.compile(r"\bmodel", re.IGNORECASE)
+_NO_SUCH_MODEL = re.compile(
+    r"model[^.]*\b(?:not exist|does not exist|not found)|unknown model|no such model|model_not_found", re.IGNORECASE
 )
 _TOO_LONG = re.compile(
     r"context[ _-]?length|context window|maximum context|prompt is too long|too many tokens|"

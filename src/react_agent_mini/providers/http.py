@@ -1,7 +1,7 @@
 """POST a JSON body and read the answer as server-sent events, mapping every transport failure to our errors.
 
 Shared by both wire adapters: this is the one place where httpx exceptions and HTTP error statuses become
-`ProviderError`s.
+`ProviderError`s, and where a stream that went silent midway is given up (then retried as a dropped one is).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 import sys
 import time
 import types
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConnectionFailed, ProviderError, StreamInterrupted, error_for_status
@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     import httpx
 
 CONNECT_TIMEOUT = 15.0
-READ_TIMEOUT = 300.0  # between two chunks: long reasoning pauses happen
+READ_TIMEOUT = 300.0  # for the first byte of the answer: a long prompt can take minutes before the first token
+STREAM_IDLE_TIMEOUT = 60.0
+"""Seconds without a byte, once the answer has started streaming, after which the stream counts as dropped
+(`RAM_STREAM_IDLE_TIMEOUT` overrides). Keep-alive comments and pings count as bytes: a server that sends them
+is still there."""
 
 
 def import_httpx() -> None:
@@ -103,6 +107,7 @@ async def post_sse(
     headers: Mapping[str, str],
     body: Mapping[str, Any],
     provider: str,
+    idle_timeout: float = STREAM_IDLE_TIMEOUT,
 ) -> AsyncGenerator[ServerSentEvent, None]:
     """Stream the events of one request; raise a ProviderError on any failure."""
     import httpx
@@ -117,8 +122,11 @@ async def post_sse(
                     error_detail(raw),
                     provider=provider,
                     retry_after=parse_retry_after(response.headers),
+                    model=str(body.get("model") or ""),
+                    url=url,
                 )
-            async for event in iter_sse(response.aiter_lines()):
+            lines = _until_idle(response.aiter_lines(), idle_timeout, provider)
+            async for event in iter_sse(lines):
                 received_any = True
                 yield event
     except ProviderError:
@@ -133,3 +141,27 @@ async def post_sse(
         raise ConnectionFailed(f"{provider} API closed the connection: {exc}") from exc
     except httpx.HTTPError as exc:
         raise ConnectionFailed(f"{provider} API request failed: {exc}") from exc
+
+
+async def _until_idle(lines: AsyncIterator[str], idle_timeout: float, provider: str) -> AsyncIterator[str]:
+    """`lines`, or StreamInterrupted once `idle_timeout` seconds pass without one after the first.
+
+    Before the first line the client's read timeout applies instead: a server may think over a long prompt for
+    minutes before it sends anything, and retrying would only make it start over."""
+    import asyncio  # loaded long before a stream runs; importing it here keeps it off `config`'s import
+
+    try:
+        yield await anext(lines)
+    except StopAsyncIteration:
+        return
+    while True:
+        try:
+            async with asyncio.timeout(idle_timeout):
+                line = await anext(lines)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            raise StreamInterrupted(
+                f"{provider} API stream stalled: no data for {idle_timeout:g}s (RAM_STREAM_IDLE_TIMEOUT)"
+            ) from None
+        yield line

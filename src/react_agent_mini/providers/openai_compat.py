@@ -5,6 +5,8 @@ Wire facts this adapter relies on:
 - streamed tool calls arrive as fragments keyed by `index`, their `arguments` split anywhere inside the JSON;
 - usage comes in a last chunk with empty `choices` when `stream_options.include_usage` is set; DeepSeek adds
   `prompt_cache_hit_tokens`, OpenAI `prompt_tokens_details.cached_tokens`;
+- a call's `id` is not always unique or present (local servers number every call `call_0`, or send none);
+  any id may be sent back, so repeats and blanks are replaced by fresh ones (`with_distinct_call_ids`);
 - thinking models stream `reasoning_content`, which must be sent back on assistant turns that made tool calls
   (DeepSeek thinking mode) and must not be sent otherwise (legacy `deepseek-reasoner` rejects it).
 """
@@ -14,10 +16,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, Iterator, Sequence
 from contextlib import aclosing
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..compact.memo import IdentityMemo, PrefixMemo
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
 from ..messages import (
     ContentBlock,
@@ -29,9 +33,9 @@ from ..messages import (
     Usage,
 )
 from ..trace import trace
-from .base import ModelRequest, ToolSpec, decode_json_event, trace_response
+from .base import ModelRequest, ToolSpec, decode_json_event, trace_response, with_distinct_call_ids
 from .errors import ProviderError, ServerError, StreamInterrupted
-from .http import new_client, post_sse
+from .http import STREAM_IDLE_TIMEOUT, new_client, post_sse
 
 if TYPE_CHECKING:
     import httpx
@@ -44,16 +48,27 @@ ERROR_PREFIX = "Error: "
 
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Chat Completions messages for a system prompt and our history."""
+    """Chat Completions messages for a system prompt and our history. Each message is converted once (messages
+    never change, and the history is resent on every call); the wire dicts are shared, so do not mutate them."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
-    for message in messages:
-        if message.role == "assistant":
-            out.append(_assistant_to_openai(message))
-        else:
-            out.extend(_user_to_openai(message))
+    out.extend(chain.from_iterable(_converted_history.each(messages, _converted)))
     return out
+
+
+def _converted(message: Message) -> tuple[dict[str, Any], ...]:
+    return _converted_messages(message, _message_to_openai)
+
+
+def _message_to_openai(message: Message) -> tuple[dict[str, Any], ...]:
+    if message.role == "assistant":
+        return (_assistant_to_openai(message),)
+    return tuple(_user_to_openai(message))
+
+
+_converted_messages: IdentityMemo[tuple[dict[str, Any], ...]] = IdentityMemo()
+_converted_history: PrefixMemo[Message, tuple[dict[str, Any], ...]] = PrefixMemo()
 
 
 def _assistant_to_openai(message: Message) -> dict[str, Any]:
@@ -166,16 +181,16 @@ class OpenAIStreamAssembler(msgspec.Struct):
         if self.text:
             blocks.append(TextBlock("".join(self.text)))
         for index in sorted(self.calls):
-            blocks.append(_tool_use(self.calls[index], index, cut))
+            blocks.append(_tool_use(self.calls[index], cut))
         stop = _STOP_REASONS.get(self.finish_reason, "other")
         if stop == "end_turn" and self.calls:
             stop = "tool_use"  # some local servers say "stop" after tool calls
         return ModelResponse(Message("assistant", tuple(blocks)), stop, self.usage)
 
 
-def _tool_use(parts: _ToolCallParts, index: int, cut: bool) -> ToolUseBlock:
+def _tool_use(parts: _ToolCallParts, cut: bool) -> ToolUseBlock:
     raw = "".join(parts.arguments).strip() or "{}"
-    call_id = parts.id or f"call_{index}"
+    call_id = parts.id  # "" when the server sent none: `with_distinct_call_ids` gives it one
     try:
         value = json.loads(raw)
     except ValueError as exc:
@@ -208,6 +223,8 @@ class OpenAICompatProvider(msgspec.Struct):
     base_url: str
     model: str
     max_tokens: int | None = None
+    idle_timeout: float = STREAM_IDLE_TIMEOUT
+    """Seconds of silence mid-stream after which the stream counts as dropped."""
     name: str = "openai"
     _client: httpx.AsyncClient | None = None
 
@@ -237,13 +254,15 @@ class OpenAICompatProvider(msgspec.Struct):
         headers = {"authorization": f"Bearer {self.api_key}", "accept": "text/event-stream"}
         assembler = OpenAIStreamAssembler()
         body = self.build_body(request)
-        async with aclosing(post_sse(self._client, url, headers=headers, body=body, provider="openai")) as events:
+        async with aclosing(
+            post_sse(self._client, url, headers=headers, body=body, provider="openai", idle_timeout=self.idle_timeout)
+        ) as events:
             async for sse in events:
                 if sse.data.strip() == "[DONE]":
                     break
                 for event in assembler.feed(decode_json_event(sse.data, "openai")):
                     yield event
-        response = assembler.finish()
+        response = with_distinct_call_ids(assembler.finish(), request.messages, "call_")
         trace_response(response)
         yield response
 

@@ -19,6 +19,7 @@ import msgspec
 from ..messages import ContentBlock, ImageData
 from ..providers.base import ToolSpec
 from .file_state import FileReads
+from .shell_env import PROVIDER_CREDENTIALS
 
 
 class ToolInputError(ValueError):
@@ -63,6 +64,8 @@ class ShellState(msgspec.Struct):
 
     cwd: Path | None = None
     """Where the next command starts (None: the workspace root)."""
+    withheld: frozenset[str] = PROVIDER_CREDENTIALS
+    """Environment variables commands do not get: the credentials ram uses (see `shell_env`)."""
 
 
 class Tool(Protocol):

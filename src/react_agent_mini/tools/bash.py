@@ -1,7 +1,9 @@
 """Bash: run a shell command in the workspace and return what it printed.
 
 Each call is a fresh `/bin/bash -c` (never $SHELL: the model writes bash) in its own process group, so a
-timeout or Ctrl+C can kill everything the command started, not only the shell. Only the working directory
+timeout or Ctrl+C can kill everything the command started, not only the shell; what left the group (`setsid`, a
+daemon) is found and stopped with it by `leftovers`, which also stops background jobs when ram exits. Commands get
+the user's environment without the credentials ram uses (`shell_env`). Only the working directory
 carries over between calls: an EXIT trap records bash's final directory in a temp file, and the next call
 starts there (or back at the workspace root if it left the workspace or vanished).
 
@@ -29,7 +31,9 @@ from typing import Annotated, Any
 import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
+from .leftovers import MARK, POLL_SECONDS, Command, Proc, Scan, Targets, stopped_line
 from .paths import inside
+from .shell_env import command_environment
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -41,7 +45,10 @@ PIPE_LINGER_S = 0.2
 """How long to wait for the pipes to close after bash exits before leaving background jobs to run."""
 
 NO_OUTPUT = "(no output)"
-BACKGROUND_NOTE = "(background processes are still running; their later output is not captured)"
+BACKGROUND_NOTE = (
+    "(background processes are still running; their later output is not captured; they are stopped when the "
+    "session ends)"
+)
 
 
 class BashArgs(msgspec.Struct):
@@ -78,14 +85,17 @@ dependent steps in one command with `&&`.
 - Quote paths that contain spaces. Multi-line scripts and heredocs work.
 - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} (2 minutes), max {MAX_TIMEOUT_MS} (10 minutes). \
 On timeout the command and everything it started are killed.
-- A command ending with `&` may leave a background process running (e.g. a dev server); its output after \
-the command returns is not captured, so redirect it to a file if you need it.
+- A command ending with `&` may leave a background process running (e.g. a dev server) for later calls; its \
+output after the command returns is not captured, so redirect it to a file if you need it. Background processes \
+are stopped when the session ends, and on timeout everything the command started is stopped, `setsid` and \
+`nohup` ones included.
+- The credentials ram itself uses (its API keys, MCP server tokens) are not in the commands' environment.
 
 Result layout: stdout; then, after a blank line, `stderr:` and the stderr text if there was any; \
 `(no output)` if both were empty. Then, after a blank line, status lines when relevant: `Exit code N` \
 (non-zero exit, reported as an error), `Killed by signal SIGxxx`, a timeout notice, a background-process \
 notice, or `Shell cwd was reset to <dir>`. Each stream is limited to {OUTPUT_LIMIT} characters: beyond that \
-its head and tail are kept around a `[... N characters omitted ...]` marker."""
+its head and tail are kept around a `[... N characters (M lines) omitted ...]` marker."""
 
 
 class BashTool(ModelTool[BashArgs]):
@@ -159,6 +169,8 @@ class _Capture:
         self._tail: list[str] = []
         self._tail_len = 0
         self.total = 0
+        self.lines = 0
+        """Line breaks seen, so the marker can say how many lines it stands for."""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def feed(self, data: bytes) -> None:
@@ -172,6 +184,7 @@ class _Capture:
         if not text:
             return
         self.total += len(text)
+        self.lines += text.count("\n")
         if self._head_len < self._head_room:
             part = text[: self._head_room - self._head_len]
             self._head.append(part)
@@ -193,7 +206,8 @@ class _Capture:
             return head + tail
         tail = tail[-self._tail_room :]
         omitted = self.total - len(head) - len(tail)
-        return f"{head}\n[... {omitted} characters omitted ...]\n{tail}"
+        lines = self.lines - head.count("\n") - tail.count("\n")
+        return f"{head}\n[... {omitted} characters ({lines} lines) omitted ...]\n{tail}"
 
 
 class _PipeReader(asyncio.Protocol):
@@ -223,9 +237,10 @@ def _same(reader: _PipeReader) -> _PipeReader:
 
 async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, notes: list[str]) -> ToolOutput:
     timeout_ms = min(args.timeout, MAX_TIMEOUT_MS)
-    env = dict(os.environ)
+    command = Command()
+    env = command_environment(os.environ, ctx.shell.withheld)
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", PWD=str(start))
-    loop = asyncio.get_running_loop()
+    env[MARK] = command.id  # inherited by everything it starts, wherever that goes (see `leftovers`)
 
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -249,12 +264,41 @@ async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, no
         # Only the child may hold the write ends, or EOF would never come.
         os.close(out_w)
         os.close(err_w)
+    command.started(proc.pid)
+    poller = asyncio.ensure_future(_record_while_running(command))
+    try:
+        return await _wait(args, ctx, proc, command, out_r, err_r, cwd_file, notes, timeout_ms)
+    finally:
+        poller.cancel()
+        command.finished(Scan())  # what it leaves running is stopped when ram exits
 
+
+async def _record_while_running(command: Command) -> None:
+    """Look for the command's processes now and then, while its process tree still links them to bash."""
+    while True:
+        await asyncio.sleep(POLL_SECONDS)
+        command.find(Scan())
+
+
+async def _wait(
+    args: BashArgs,
+    ctx: ToolContext,
+    proc: asyncio.subprocess.Process,
+    command: Command,
+    out_r: int,
+    err_r: int,
+    cwd_file: Path,
+    notes: list[str],
+    timeout_ms: int,
+) -> ToolOutput:
+    """Read the command's output until it ends or times out; its result."""
+    loop = asyncio.get_running_loop()
     out, err = _Capture(), _Capture()
     # Unbuffered file objects: the transports take them over and close them at EOF.
     unconnected = [open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)]  # noqa: SIM115
     readers: list[_PipeReader] = []
     timed_out = False
+    outside: list[str] = []
     try:
         for capture in (out, err):
             reader = _PipeReader(capture)
@@ -266,13 +310,13 @@ async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, no
                 await proc.wait()
         except TimeoutError:
             timed_out = True
-            await _kill_group(proc, readers)
+            outside = await _kill_group(proc, readers, command.find(Scan()))
         all_closed = await _pipes_closed(readers, PIPE_LINGER_S)
     except BaseException:  # cancelled (Ctrl+C), even while lingering: nothing it started may outlive it
         for pipe in unconnected:
             pipe.close()
         try:
-            await _kill_group(proc, readers)
+            await _kill_group(proc, readers, command.find(Scan()))
         finally:
             for reader in readers:
                 reader.detach()
@@ -289,6 +333,8 @@ async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, no
     status: list[str] = []
     if timed_out:
         status.append(f"Command timed out after {timeout_ms} ms; its process group was killed.")
+        if outside:
+            status.append(f"Also {stopped_line(outside, 'it had started outside its process group', '')}.")
     elif returncode < 0:
         status.append(f"Killed by signal {_signal_name(-returncode)}")
     elif returncode > 0:
@@ -310,33 +356,40 @@ async def _pipes_closed(readers: list[_PipeReader], within: float) -> bool:
     return True
 
 
-async def _kill_group(proc: asyncio.subprocess.Process, readers: list[_PipeReader]) -> None:
-    """SIGTERM the whole group, give it a moment to clean up, then SIGKILL whatever is left."""
+async def _kill_group(proc: asyncio.subprocess.Process, readers: list[_PipeReader], found: list[Proc]) -> list[str]:
+    """SIGTERM the whole group and the command's processes outside it (`found`: a new session, a daemon), give
+    them a moment to clean up, then SIGKILL whatever is left. The names of those outside the group."""
     pgid = proc.pid
+    outside = Targets(p for p in found if p.pgid != pgid)
     try:
-        os.killpg(pgid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return  # the group is already gone
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + KILL_GRACE_S
-    try:
-        while loop.time() < deadline:
-            # Done early when bash is gone and nothing holds its pipes; the SIGKILL below still sweeps up
-            # any member that redirected its output elsewhere.
+        group = True
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            group = False  # the group is already gone
+        outside.signal(signal.SIGTERM)  # after bash, or it reports its child's death on stderr
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + KILL_GRACE_S
+        while (group or outside.alive()) and loop.time() < deadline:
+            # The group is done early when bash is gone and nothing holds its pipes; the SIGKILL below still
+            # sweeps up any member that redirected its output elsewhere.
             if proc.returncode is not None and all(r.closed.is_set() for r in readers):
-                break
+                group = False
             try:
                 os.killpg(pgid, 0)
             except (ProcessLookupError, PermissionError):
-                break
+                group = False
             await asyncio.sleep(0.02)
     finally:
         # In `finally`, so a second cancellation during the grace period cannot skip it.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        outside.signal(signal.SIGKILL)
+        outside.close()
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(KILL_GRACE_S):
             await proc.wait()
+    return outside.names
 
 
 def _record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:

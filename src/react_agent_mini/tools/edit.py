@@ -8,15 +8,15 @@ written back unchanged, so a CRLF file stays CRLF byte for byte.
 
 from __future__ import annotations
 
+import os
 import re
-import stat
 from bisect import bisect_left
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 
-from . import paths
+from . import in_place, paths
 from .base import ModelTool, ToolContext, ToolOutput
 from .file_state import FileRead, FileReads
 from .text_files import (
@@ -88,20 +88,31 @@ def _edit(path: Path, shown: str, args: EditArgs, reads: FileReads) -> ToolOutpu
     new = args.new_string.replace("\r\n", "\n")
     if old == new:
         return _error("old_string and new_string are identical; there is nothing to change.")
+    # One descriptor from check to write (see `in_place`): a device, FIFO or socket is refused, never replaced.
     try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
+        opened = in_place.open_existing(path)
+    except in_place.NotRegular as exc:
+        if exc.kind == "a directory":
+            return _error(f"{shown} is a directory, not a file.")
+        return _error(f"{shown} is {exc.kind}, not a regular file; Edit only edits regular files.")
+    except OSError as exc:
+        return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
+    if opened is None:
         if not old:
             return write_file(path, shown, new, reads)
         return _error(f"File does not exist: {shown}")
-    except OSError as exc:
-        return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
-    if stat.S_ISDIR(info.st_mode):
-        return _error(f"{shown} is a directory, not a file.")
-    if not stat.S_ISREG(info.st_mode):
-        return _error(f"{shown} is not a regular file; Edit only edits files.")
+    fd, info = opened
     try:
-        data = path.read_bytes()
+        return _edit_open(fd, info, path, shown, args, reads, old, new)
+    finally:
+        os.close(fd)
+
+
+def _edit_open(
+    fd: int, info: os.stat_result, path: Path, shown: str, args: EditArgs, reads: FileReads, old: str, new: str
+) -> ToolOutput:
+    try:
+        data = in_place.read_all(fd)
     except OSError as exc:
         return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
     if looks_binary(data[:SNIFF_BYTES]):
@@ -154,8 +165,7 @@ def _edit(path: Path, shown: str, args: EditArgs, reads: FileReads) -> ToolOutpu
         result = _keep_final_newline(text, result, style)
 
     try:
-        path.write_bytes((BOM if bom else b"") + result.encode("utf-8", errors="replace"))
-        after = path.stat()
+        after = in_place.rewrite(fd, (BOM if bom else b"") + result.encode("utf-8", errors="replace"))
     except OSError as exc:
         return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
     reads.record(path, FileRead(after.st_mtime_ns, after.st_size))

@@ -73,10 +73,15 @@ async def _watch_size(output: BinaryIO, limit: int, process: asyncio.subprocess.
 async def run_rg(rg: str, options: list[str], paths: list[str], cwd: Path, *, limit: int | None = None) -> RgResult:
     """Run `rg <COMMON_ARGS> <options> --glob=!.git -- <paths>` in `cwd`. OSError if it cannot start.
 
-    With no paths rg searches `cwd` and prints paths relative to it without a `./` prefix. Its stdout goes to an
-    unlinked temporary file rather than a pipe: rg then never waits for us to drain a 64 KiB pipe, which on a
-    broad search made the whole call ~15% slower than rg alone."""
+    With no paths rg searches `cwd` and the paths in the output are relative to it, without a `./` prefix. rg is
+    always given a path (`.` for `cwd`): given none, it searches its stdin instead whenever stdin is a regular file
+    or a pipe, which is what a machine whose /dev/null is a plain file hands it (and it gets /dev/null anyway,
+    never our own stdin). Its stdout goes to an unlinked temporary file rather than a pipe: rg then never waits
+    for us to drain a 64 KiB pipe, which on a broad search made the whole call ~15% slower than rg alone."""
     limit = limit or MAX_OUTPUT_BYTES
+    here = not paths
+    if here:
+        paths = ["."]
     with tempfile.TemporaryFile(prefix="ram-rg-") as output:
         process = await asyncio.create_subprocess_exec(
             rg,
@@ -106,7 +111,19 @@ async def run_rg(rg: str, options: list[str], paths: list[str], cwd: Path, *, li
         truncated = os.fstat(output.fileno()).st_size > limit  # killed by the watcher, or done before it looked
         output.seek(0)
         stdout = output.read(limit) if truncated else output.read()
+    if here:
+        stdout = _without_dot_slash(stdout)
     return RgResult(returncode, stdout, stderr.decode("utf-8", "replace"), truncated)
+
+
+def _without_dot_slash(stdout: bytes) -> bytes:
+    """rg's output for the path `.` with the `./` taken off every path.
+
+    With `--null`, a path starts the output, a line, or follows the NUL that ends the previous path; content lines
+    never start with `./` (they start with a line number, or are `--`), so these are the only places it occurs."""
+    if stdout.startswith(b"./"):
+        stdout = stdout[2:]
+    return stdout.replace(b"\n./", b"\n").replace(b"\0./", b"\0")
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

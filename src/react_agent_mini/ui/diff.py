@@ -9,6 +9,7 @@ Pure logic (no terminal); `render.py` colours it.
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -59,7 +60,12 @@ class Preview(msgspec.Struct, frozen=True):
 def _read(path: Path) -> tuple[str | None, str]:
     """(text with LF line ends, '') or (None, why not)."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the prompt for ever; a device never ends
+            from ..tools.in_place import kind_of
+
+            return None, kind_of(info.st_mode)
+        size = info.st_size
         if size > MAX_PREVIEW_BYTES:
             return None, f"{human_size(size)}, too large to preview"
         data = path.read_bytes()

@@ -1,5 +1,5 @@
 """REPL output with rich: the answer rendered as Markdown while it streams, a spinner with elapsed time, one line per
-tool call, coloured diffs for Edit and Write, and one-line errors.
+tool call, coloured diffs for Edit and Write, the last lines a Bash command printed (dimmed), and one-line errors.
 
 Streaming: finished Markdown blocks are printed once, for good; the block still growing is shown in a small live
 area under them together with the spinner, re-rendered a few times a second and cut to the screen's height (so a
@@ -11,6 +11,7 @@ a turn is about to be shown (the REPL preloads it in the background while the pr
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,8 +31,9 @@ from ..events import (
     ToolStarted,
 )
 from ..messages import ToolUseBlock
-from ..output import short
+from ..output import WAITING_AFTER, short
 from ..terminal_text import visible
+from ..tools.bash import NO_OUTPUT
 from .diff import Preview, preview_for
 from .markdown_stream import MarkdownStream
 
@@ -41,10 +43,17 @@ if TYPE_CHECKING:
 
 DIFF_LINES_AFTER = 40
 """Diff lines shown after an Edit or Write ran (the permission prompt shows more)."""
+OUTPUT_TAIL_LINES = 5
+"""Lines of a Bash command's output shown under its tool line (`/output` shows them all)."""
 LIVE_REFRESH_PER_SECOND = 12
 DECLINED_PREFIX = "The user doesn't want to proceed"
 SKIPPED_PREFIX = "Skipped because"
 INTERRUPTED_PREFIX = "Interrupted by the user"
+_BASH_STATUS = re.compile(
+    r"Exit code -?\d+|Killed by signal \S+|Command timed out after .*|\(background processes .*\)"
+    r"|Shell cwd was reset to .*"
+)
+"""How the status lines the Bash tool puts after its output begin (see the layout in its description)."""
 
 
 def make_console() -> Console:
@@ -156,13 +165,14 @@ def error_text(content: str) -> str:
 
 
 def tool_line(use: ToolUseBlock, label: str, error: str | None = None) -> Text:
-    """`● Read src/app.py`, or `✗ Bash rm x — declined` in red."""
+    """`● Read src/app.py`, or `✗ Bash rm x — declined` in red (`error` empty: the red mark alone)."""
     from rich.text import Text
 
     label = visible(one_line(label, 200))
     if error is None:
         return Text.assemble(("● ", "green"), (use.name, "bold"), (" " + label) if label else "")
-    return Text.assemble(("✗ ", "bold red"), (use.name, "bold"), (" " + label) if label else "", (" — " + error, "red"))
+    reason = (" — " + error, "red") if error else ""
+    return Text.assemble(("✗ ", "bold red"), (use.name, "bold"), (" " + label) if label else "", reason)
 
 
 def render_preview(preview: Preview, max_lines: int, indent: str = "  ", *, wrap: bool = False) -> RenderableType:
@@ -189,6 +199,35 @@ def render_preview(preview: Preview, max_lines: int, indent: str = "  ", *, wrap
     if hidden > 0:
         rows.append(Text(f"{indent}… {hidden} more lines (+{preview.added} -{preview.removed} in all)", style="dim"))
     return Group(*rows)
+
+
+def bash_outcome(content: str, is_error: bool) -> tuple[str, str] | None:
+    """A Bash result split into (what the command printed, its status lines: `Exit code 1`, a timeout...), or
+    None when the command did not run (declined, skipped, interrupted, invalid): then there is no output."""
+    output, sep, last = content.rpartition("\n\n")  # the status lines are one block: the last
+    if sep and _BASH_STATUS.fullmatch(last.split("\n", 1)[0]):
+        return output, last
+    return None if is_error else (content, "")
+
+
+def output_tail(output: str, status: str = "", max_lines: int = OUTPUT_TAIL_LINES) -> RenderableType:
+    """The last `max_lines` non-blank lines of a command's output, dimmed, under its tool line, with `… +N lines`
+    before them when there were more, and its `status` lines (`Exit code 1`) after them in red. Long lines end in `…`
+    (`/output` shows them whole); control characters are visible."""
+    from rich.console import Group
+    from rich.text import Text
+
+    lines = [line for line in visible(output.expandtabs(4)).split("\n") if line.strip()]  # blank ones waste rows
+    hidden = len(lines) - max_lines
+    rows = [(f"… +{hidden} lines (/output shows them all)", "dim")] if hidden > 0 else []
+    rows += [(line, "dim") for line in lines[-max_lines:]]
+    rows += [(visible(line), "red") for line in status.splitlines()]
+    shown: list[Text] = []
+    for number, (row, style) in enumerate(rows):
+        text = Text(("  ⎿ " if number == 0 else "    ") + row, style=style)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        shown.append(text)
+    return Group(*shown)
 
 
 class _LiveArea:
@@ -250,6 +289,8 @@ class TurnView:
         """Finished blocks of the answer now streaming were printed (a retry would leave them on screen)."""
         self.waiting = ""
         """What the turn waits for before the model is called (e.g. MCP servers starting); shown by the spinner."""
+        self._heard = time.monotonic()
+        """When the last event arrived (a model that goes quiet mid-answer is shown as waited for)."""
 
     # ---- live area ----
 
@@ -287,6 +328,8 @@ class TurnView:
         if self._running:
             labels = list(self._running.values())
             return labels[0] if len(labels) == 1 else f"Running {len(labels)} tools"
+        if (silent := time.monotonic() - self._heard) >= WAITING_AFTER:
+            return f"Waiting for the model… (nothing received for {silent:.0f}s)"
         if self.stream.tail.strip():
             return "Responding…"  # text, or a tool call's arguments still arriving after it
         return "Thinking…" if self._thinking else "Waiting for the model…"
@@ -314,6 +357,7 @@ class TurnView:
     # ---- events ----
 
     def event(self, event: QueryEvent) -> None:
+        self._heard = time.monotonic()
         if isinstance(event, TextDelta):
             self._thinking = False
             for block in self.stream.feed(event.text):
@@ -359,6 +403,14 @@ class TurnView:
         self._running.pop(use.id, None)
         preview = self._previews.pop(use.id, None)
         label = self.describe(use)
+        ran = bash_outcome(result.content, result.is_error) if use.name == "Bash" and not event.denied else None
+        if ran is not None:  # the command ran: its last lines, and for a failure its status (`Exit code 1`) in red
+            output, status = ran if result.is_error else (result.content, "")
+            self._print(
+                tool_line(use, label, "" if result.is_error else None), "tool", no_wrap=True, overflow="ellipsis"
+            )
+            self._print(output_tail("" if result.is_error and output == NO_OUTPUT else output, status), "tool")
+            return
         if result.is_error:
             self._print(tool_line(use, label, error_text(result.content)), "tool", no_wrap=True, overflow="ellipsis")
             return

@@ -50,6 +50,13 @@ class SetupFailed(Exception):
     """The session could not be built (the message is one line for the user)."""
 
 
+def _style(line: str) -> str:
+    """How a setup line is shown: errors red, warnings yellow, the rest dim."""
+    if line.startswith("error:"):
+        return "bold red"
+    return "yellow" if line.startswith("warning:") else "dim"
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -161,9 +168,12 @@ class Repl:
                 self.input.print_above(message)
                 self.input.interrupt()
             raise SetupFailed(message) from None
+        from ..app import REPL_FAIL_CLOSED  # loaded by the build already
+
         self.built = built
         built.mcp.start()
         lines = [f"warning: {warning}" for warning in built.warnings]
+        lines += [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in built.permission_settings.errors]
         if self.resume is not None:
             lines.append(self.recap_text(f"resumed session {built.session.session_id[:12]}"))
         if lines and self.input is not None:
@@ -301,6 +311,8 @@ class Repl:
         from .render import TurnView
 
         built = await self.ready()
+        for line in built.permission_settings.refresh(built.policy):  # a fixed settings file counts at once
+            self.say(line, _style(line))
         session = built.session
         view = TurnView(self.console, self._describe, session.context.cwd)
         self.view = view

@@ -1,5 +1,5 @@
 """Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
-`/exit`/`/quit`, `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
+`/output`, `/exit`/`/quit`, `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → MCP prompt (a `:` in the name) → skill → unknown. An unknown command is reported
 and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a command,
@@ -44,6 +44,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/memory", "/memory [edit]", "show the memory file (edit: open it in $VISUAL or $EDITOR)"),
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
     Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
+    Builtin("/output", "/output [N]", "everything the last Bash command printed (N: the N-th last)"),
     Builtin("/exit", "/exit, /quit", "leave (Ctrl+D works too)"),
     Builtin("/quit", "/quit", "leave"),
 )
@@ -139,6 +140,7 @@ class SlashCommands:
             "/memory": self.memory,
             "/init": self.init,
             "/resume": self.resume,
+            "/output": self.output,
             "/exit": self.exit,
             "/quit": self.exit,
         }
@@ -331,14 +333,40 @@ class SlashCommands:
                 self.repl.say(f"no single saved session matches {choice!r}", "yellow")
                 return False
             picked = matches[0]
+        from ..session_lock import SessionInUse
+
         try:
             warnings = built.switch_to(picked.path)
-        except OSError as exc:
+        except (OSError, SessionInUse) as exc:  # in use: nothing changed, this conversation goes on
             self.repl.say(f"could not resume {picked.session_id[:12]}: {exc}", "red")
             return False
         for warning in warnings:
             self.repl.say(f"warning: {warning}", "yellow")
         self.repl.recap(f"resumed session {picked.session_id[:12]}")
+        return False
+
+    async def output(self, args: str) -> bool:
+        """The whole output of a Bash command of this conversation, as the model got it (the REPL shows the
+        last lines under each call)."""
+        built = await self.repl.ready()
+        runs = bash_runs(built.session.messages)
+        if args and not (args.isdigit() and int(args) > 0):
+            self.repl.say(
+                "usage: /output [N] — N = 1 for the last Bash command (the default), 2 for the one before", "yellow"
+            )
+            return False
+        back = int(args) if args else 1
+        if not runs:
+            self.repl.say("no Bash command has run in this conversation yet", "yellow")
+        elif back > len(runs):
+            self.repl.say(
+                f"only {len(runs)} Bash command{'s have' if len(runs) > 1 else ' has'} run in this conversation",
+                "yellow",
+            )
+        else:
+            command, content = runs[-back]
+            self.repl.say(f"$ {command}", "bold")
+            self.repl.say(content)
         return False
 
     async def exit(self, args: str) -> bool:
@@ -386,6 +414,20 @@ class SlashCommands:
 
         current = built.session.session_id
         return [i for i in transcript.list_sessions(built.session.context.cwd) if i.session_id != current]
+
+
+def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
+    """(command, result) of every Bash call in `messages` that ran (not declined, skipped or interrupted),
+    oldest first."""
+    from .render import bash_outcome
+
+    commands = {u.id: str(u.input.get("command", "")) for m in messages for u in m.tool_uses if u.name == "Bash"}
+    return [
+        (commands[r.tool_use_id], r.content)
+        for m in messages
+        for r in m.tool_results
+        if r.tool_use_id in commands and bash_outcome(r.content, r.is_error) is not None
+    ]
 
 
 def _shown_path(path: Path, cwd: Path) -> str:

@@ -25,7 +25,7 @@ CONFORMANCE = SERVERS_DIR / "node_modules/@modelcontextprotocol/conformance/dist
 TOOLBOX = HERE / "toolbox.py"
 PLAIN = HERE / "plain.py"
 CONFORMANCE_CLIENT = HERE / "conformance_client.py"
-SETUP_HINT = "run scripts/setup, which installs the MCP test servers"
+SETUP_HINT = "run scripts/test (or scripts/setup --dev), which installs the MCP test servers"
 
 
 def require(path: Path, what: str) -> Path:

@@ -1,0 +1,308 @@
+"""The processes Bash commands leave running, found under /proc and stopped: those of one command when it times
+out or is interrupted, and all of them when ram exits.
+
+A command runs in its own process group, but what it starts can outlive it or leave the group: `cmd &` and
+`nohup cmd &` stay in the group after bash exits, `setsid cmd` starts a new session, a daemon forks twice and is
+reparented to init. A process counts as a command's when any of these holds:
+
+- its environment carries the command's `RAM_COMMAND_ID` (`<ram pid>-<n>`), which every child inherits wherever
+  it is reparented (read from /proc/<pid>/environ);
+- its session or process group is the one the command's bash led, seen while bash runs or just after it exited,
+  or later beside a member already counted (Linux does not reuse a pid number while a session or group uses it,
+  but may once none does);
+- it descends (by ppid) from the command's bash while bash runs, or from a process already counted;
+- it was counted before (pid and start time, so a reused pid is never mistaken for it).
+
+Each command is looked at when it ends, every `POLL_SECONDS` while it runs (so a process that clears its
+environment and leaves the session is seen while its parents still link it to bash), at a timeout or interruption
+(before its group is killed), and at exit. Background processes are not stopped when their command returns: a
+server started with `&` is there for the next call's `curl`. They are stopped when ram exits (an atexit hook, so
+every way out that runs Python's exit handlers: the end of a run, Ctrl+C, SIGTERM, SIGHUP), with one line on
+stderr naming them. Signals go through pidfds where the kernel has them, so a pid reused meanwhile is never hit.
+
+ram does not make itself a child subreaper (PR_SET_CHILD_SUBREAPER): orphans would then become its children, but
+nothing would tell them from its own (MCP servers, rg), and it would have to reap every orphan of those too. The
+environment mark finds a reparented process wherever it went.
+
+Linux only: without /proc nothing is found, and only the process group is stopped, as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from ..terminal_text import visible
+
+MARK = "RAM_COMMAND_ID"
+"""The environment variable that marks everything a command starts."""
+POLL_SECONDS = 1.0
+"""How often a running command's processes are looked for (a look reads /proc/<pid>/stat of every process:
+about 0.5 ms per 100 processes)."""
+EXIT_GRACE_SECONDS = 1.0
+"""At exit, time between SIGTERM and SIGKILL."""
+NAMES_SHOWN = 5
+"""A line naming stopped processes names at most this many."""
+
+_PROC = Path("/proc")
+_MARK_BYTES = MARK.encode() + b"="
+_marks: dict[tuple[int, int], str] = {}
+"""(pid, start time) → mark, for the processes alive at the latest scan: each environment is read once."""
+
+
+class Proc(NamedTuple):
+    """One process, as /proc/<pid>/stat shows it."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    start: int
+    """Start time in clock ticks after boot: with the pid, it names one process for good."""
+    zombie: bool
+
+
+def _stat(pid: int) -> Proc | None:
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+    # cstime priority nice num_threads itrealvalue starttime ...": comm may hold spaces and parentheses.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    try:
+        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]), fields[0] in (b"Z", b"X"))
+    except (IndexError, ValueError):
+        return None
+
+
+class Scan:
+    """The processes alive at one moment, with their marks read on demand."""
+
+    def __init__(self) -> None:
+        self.procs: dict[int, Proc] = {}
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(_PROC):
+                if entry.isdigit() and (proc := _stat(int(entry))) is not None:
+                    self.procs[proc.pid] = proc
+        for key in [key for key in _marks if (p := self.procs.get(key[0])) is None or p.start != key[1]]:
+            del _marks[key]
+
+    def mark(self, pid: int) -> str:
+        """The process's RAM_COMMAND_ID, or '' (also when its environment cannot be read: another user's).
+
+        Read once per process (pid and start time): an environment changes only at an exec, and a process once
+        seen marked stays the command's even if it then runs a program with a cleaned environment."""
+        key = (pid, self.procs[pid].start)
+        if key not in _marks:
+            _marks[key] = _read_mark(pid)
+        return _marks[key]
+
+    def children(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for proc in self.procs.values():
+            out.setdefault(proc.ppid, []).append(proc.pid)
+        return out
+
+
+def _read_mark(pid: int) -> str:
+    try:
+        environ = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return ""
+    for entry in environ.split(b"\0"):
+        if entry.startswith(_MARK_BYTES):
+            return entry[len(_MARK_BYTES) :].decode(errors="replace")
+    return ""
+
+
+class Command:
+    """One Bash call: its mark, its bash, and the processes counted as its so far."""
+
+    _count = 0
+
+    def __init__(self) -> None:
+        Command._count += 1
+        self.id = f"{os.getpid()}-{Command._count}"
+        self.bash_pid = 0
+        self._bash_start: int | None = None
+        self._known: dict[int, int] = {}
+        self._ended = False
+        """Set once bash has exited and been looked at: from then on the pid number may be reused."""
+
+    def started(self, pid: int) -> None:
+        """Bash runs as `pid`; from now on the command is looked for at exit too."""
+        self.bash_pid = pid
+        proc = _stat(pid)
+        self._bash_start = proc.start if proc is not None else None
+        _register(self)
+
+    def find(self, scan: Scan) -> list[Proc]:
+        """Its processes alive in `scan` (bash itself excluded: its caller owns it), recorded for later looks."""
+        me, bash = os.getpid(), self.bash_pid
+        candidates = [p for p in scan.procs.values() if p.pid not in (me, bash) and not p.zombie]
+        verified = {
+            p.pid
+            for p in candidates
+            if self._known.get(p.pid) == p.start or (p.ppid not in (0, 2) and scan.mark(p.pid) == self.id)
+        }
+        leader = scan.procs.get(bash)
+        bash_ours = leader is not None and leader.start == self._bash_start
+        # Bash's session and group are the command's while bash holds the number, or just after it exited (no
+        # pid could be reused yet); later only while a member already known to be the command's is in them:
+        # the number is not reused while any member lives, and a stranger may take it once none does.
+        in_session = [p.pid for p in candidates if bash in (p.sid, p.pgid)]
+        if bash_ours or (leader is None and not self._ended) or any(pid in verified for pid in in_session):
+            verified.update(in_session)
+        found = set(verified)
+        children = scan.children()
+        todo = [*found, *([bash] if bash_ours and leader is not None and not leader.zombie else [])]
+        while todo:
+            for child in children.get(todo.pop(), ()):
+                proc = scan.procs[child]
+                if child not in found and child != me and not proc.zombie:
+                    found.add(child)
+                    todo.append(child)
+        self._known = {pid: scan.procs[pid].start for pid in found}
+        return sorted((scan.procs[pid] for pid in found), key=lambda p: p.pid)
+
+    def finished(self, scan: Scan) -> list[Proc]:
+        """After bash exited: what it left running (kept for the exit hook), or nothing (then it is forgotten)."""
+        left = self.find(scan)
+        self._ended = True
+        if not left:
+            _forget(self)
+        return left
+
+
+# --- stopping ----------------------------------------------------------------------------------------------
+
+
+class Targets:
+    """Processes to stop, held by pidfd where the kernel has them: signals can never reach a reused pid."""
+
+    def __init__(self, procs: Iterable[Proc]) -> None:
+        self._held: list[tuple[Proc, int | None]] = []
+        self.names: list[str] = []
+        """`sleep 300 (pid 123)` for each held process, read while it still runs."""
+        for proc in procs:
+            try:
+                fd: int | None = os.pidfd_open(proc.pid)
+            except (AttributeError, OSError):  # gone, or no pidfds (old kernel, not Linux)
+                fd = None
+            current = _stat(proc.pid)
+            if current is None or current.start != proc.start:  # gone or reused before we held it
+                if fd is not None:
+                    os.close(fd)
+                continue
+            self._held.append((proc, fd))
+            self.names.append(f"{_command_line(proc.pid)} (pid {proc.pid})")
+
+    @property
+    def procs(self) -> list[Proc]:
+        return [proc for proc, _ in self._held]
+
+    def signal(self, signum: int) -> None:
+        for proc, fd in self._held:
+            with contextlib.suppress(OSError):
+                if fd is not None:
+                    signal.pidfd_send_signal(fd, signum)
+                elif (current := _stat(proc.pid)) is not None and current.start == proc.start:
+                    os.kill(proc.pid, signum)
+
+    def alive(self) -> bool:
+        """True while any of them has not exited (a zombie has)."""
+        for proc, fd in self._held:
+            if fd is not None:
+                if not select.select([fd], [], [], 0)[0]:
+                    return True
+            elif (current := _stat(proc.pid)) is not None and current.start == proc.start and not current.zombie:
+                return True
+        return False
+
+    def close(self) -> None:
+        for _, fd in self._held:
+            if fd is not None:
+                os.close(fd)
+        self._held = []
+
+
+def stop_now(procs: Iterable[Proc], grace: float = EXIT_GRACE_SECONDS) -> list[str]:
+    """SIGTERM, up to `grace` seconds to exit, then SIGKILL; the names of the processes that were signalled."""
+    targets = Targets(procs)
+    try:
+        targets.signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while targets.alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        targets.signal(signal.SIGKILL)
+        return targets.names
+    finally:
+        targets.close()
+
+
+def stopped_line(names: list[str], what: str, kind: str = "background ") -> str:
+    """`stopped 2 background processes <what>: sleep 300 (pid 123), ...`, naming at most NAMES_SHOWN."""
+    shown = names[:NAMES_SHOWN]
+    if len(names) > NAMES_SHOWN:
+        shown.append(f"and {len(names) - NAMES_SHOWN} more")
+    count = f"1 {kind}process" if len(names) == 1 else f"{len(names)} {kind}processes"
+    return f"stopped {count} {what}: {', '.join(shown)}"
+
+
+def _command_line(pid: int) -> str:
+    try:
+        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        raw = b""
+    text = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    if not text:
+        with contextlib.suppress(OSError):
+            text = (_PROC / str(pid) / "comm").read_text(errors="replace").strip()
+    text = visible(text or "?")
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+# --- the commands that may still have processes, and the exit hook ----------------------------------------
+
+_live: dict[str, Command] = {}
+_hooked = False
+
+
+def _register(command: Command) -> None:
+    global _hooked
+    _live[command.id] = command
+    if not _hooked:
+        atexit.register(stop_all_at_exit)
+        _hooked = True
+
+
+def _forget(command: Command) -> None:
+    _live.pop(command.id, None)
+
+
+def leftovers() -> list[Proc]:
+    """Every process a command of this ram left running."""
+    scan = Scan()
+    found: dict[int, Proc] = {}
+    for command in list(_live.values()):
+        found.update((p.pid, p) for p in command.find(scan))
+    return sorted(found.values(), key=lambda p: p.pid)
+
+
+def stop_all_at_exit() -> None:
+    """Stop every leftover, and say so in one line on stderr."""
+    stopped = stop_now(leftovers())
+    _live.clear()
+    if stopped:
+        with contextlib.suppress(OSError, ValueError):  # stderr closed
+            sys.stderr.write(stopped_line(stopped, "that commands left running") + "\n")
+            sys.stderr.flush()
