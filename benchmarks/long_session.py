@@ -127,7 +127,7 @@ class Timings(msgspec.Struct):
 
 async def run_session(wire: str, url: str, workspace: Path, calls: int) -> tuple[Timings, float]:
     """Drive one session of `calls` model calls; per-call timings and the wall time of the whole session."""
-    from react_agent_mini.app import build_session
+    from react_agent_mini.app import SessionOptions, build_session
     from react_agent_mini.config import ProviderConfig
     from react_agent_mini.events import ModelEvent, ModelResponse, ToolFinished, ToolResults, ToolStarted
     from react_agent_mini.providers.base import ModelRequest
@@ -136,7 +136,7 @@ async def run_session(wire: str, url: str, workspace: Path, calls: int) -> tuple
         config = ProviderConfig("openai", "deepseek-chat", base_url=url + "/v1", api_key=API_KEY, max_retries=0)
     else:
         config = ProviderConfig("anthropic", "claude-sonnet-4-5", base_url=url, api_key=API_KEY, max_retries=0)
-    built = build_session(config, cwd=workspace, max_turns=calls)
+    built = build_session(config, SessionOptions(workspace, max_turns=calls))
     session, provider = built.session, built.provider
     build_body: Callable[[ModelRequest], dict[str, Any]] = provider.build_body  # type: ignore[attr-defined]
     inner = session.deps.call_model

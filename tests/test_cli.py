@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,7 +89,7 @@ def test_json_output(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) -> None
     assert result["type"] == "result" and result["subtype"] == "success" and result["is_error"] is False
     assert result["result"] == "The answer." and result["num_turns"] == 2
     assert result["usage"]["input_tokens"] == 200 and result["usage"]["output_tokens"] == 40
-    assert len(result["session_id"]) == 32
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", result["session_id"])
 
 
 @pytest.mark.parametrize("wire", WIRES)

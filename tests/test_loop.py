@@ -238,7 +238,7 @@ async def test_nul_characters_and_a_failing_permission_check_are_error_results(t
     )
     calls = 0
 
-    async def policy_then_broken(tool: Tool, args: Mapping[str, Any]) -> Decision:
+    async def policy_then_broken(tool: Tool, args: Mapping[str, Any], info: object = None) -> Decision:
         nonlocal calls
         calls += 1
         if calls > 2:  # the first turn checks only the two valid calls
@@ -260,7 +260,7 @@ async def test_nul_characters_and_a_failing_permission_check_are_error_results(t
 
 
 async def test_denied_call_is_not_run_and_model_reads_why(tmp_path: Path) -> None:
-    async def deny_writes(tool: Tool, args: object) -> Decision:
+    async def deny_writes(tool: Tool, args: object, info: object = None) -> Decision:
         return Allow() if tool.read_only else Deny("writes are off")
 
     model = ScriptedModel([reply(call("Touch", "w", file_path="f.txt")), reply("ok")])
@@ -272,7 +272,7 @@ async def test_denied_call_is_not_run_and_model_reads_why(tmp_path: Path) -> Non
 
 
 async def test_refusal_that_ends_the_turn_skips_the_rest(tmp_path: Path) -> None:
-    async def user_says_no(tool: Tool, args: object) -> Decision:
+    async def user_says_no(tool: Tool, args: object, info: object = None) -> Decision:
         return Allow() if tool.read_only else Deny("The user refused.", end_turn=True)
 
     model = ScriptedModel([reply(call("Touch", "w", file_path="f.txt"), call("Echo", "e", message="later"))])
@@ -309,7 +309,7 @@ async def test_abort_during_a_tool_answers_every_call(tmp_path: Path) -> None:
         [reply(call("Echo", "e", message="x"), call("Wait", "w", seconds=5), call("Touch", "t", file_path="a"))]
     )
 
-    async def allow_all(tool: Tool, args: object) -> Decision:
+    async def allow_all(tool: Tool, args: object, info: object = None) -> Decision:
         return Allow()
 
     signal = AbortSignal()
@@ -344,7 +344,7 @@ async def test_output_limit_never_runs_a_cut_tool_call(tmp_path: Path) -> None:
     cut = ToolUseBlock("w", "Touch", {}, input_error="arguments were cut off by the output limit")
     model = ScriptedModel([reply("Writing", cut, stop="max_tokens"), reply("retry later")])
 
-    async def allow_all(tool: Tool, args: object) -> Decision:
+    async def allow_all(tool: Tool, args: object, info: object = None) -> Decision:
         return Allow()
 
     events = await run(

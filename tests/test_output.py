@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import msgspec
+
 from react_agent_mini.events import (
     AssistantTurn,
     QueryEvent,
@@ -56,17 +58,24 @@ def test_tool_lines_and_errors_go_to_stderr() -> None:
 
 
 def test_result_object_fields() -> None:
+    """Claude Code's shape: an API failure is `success` with is_error, its text as `result` and in `errors`."""
     summary = RunSummary("sid", "deepseek-chat", Usage(1, 2, 3, 4), "answer", 10, 7)
-    assert result_object(Terminal("error", 2, "boom"), summary) == {
+    result = result_object(Terminal("error", 2, "boom"), summary)
+    assert result.pop("uuid")
+    assert result == {
         "type": "result",
-        "subtype": "error_during_execution",
+        "subtype": "success",
         "is_error": True,
         "duration_ms": 10,
         "duration_api_ms": 7,
         "num_turns": 2,
-        "result": "answer",
+        "result": "boom",
+        "errors": ["boom"],
+        "error": "boom",
         "session_id": "sid",
         "model": "deepseek-chat",
+        "stop_reason": None,
+        "terminal_reason": "error",
         "total_cost_usd": None,
         "usage": {
             "input_tokens": 1,
@@ -75,7 +84,9 @@ def test_result_object_fields() -> None:
             "cache_read_input_tokens": 3,
         },
         "permission_denials": [],
-        "error": "boom",
     }
+    limited = result_object(Terminal("max_turns", 3), msgspec.structs.replace(summary, max_turns=3))
+    assert limited["subtype"] == "error_max_turns" and "result" not in limited
+    assert limited["errors"] == ["Reached maximum number of turns (3)"]
     aborted = result_object(Terminal("aborted", 1), summary)
     assert aborted["subtype"] == "error_during_execution" and aborted["error"] == "interrupted"

@@ -41,7 +41,7 @@ def make_call(kind: str, n: int) -> ToolUseBlock:
     }[kind]
 
 
-async def policy(tool: Tool, args: Mapping[str, Any]) -> Decision:
+async def policy(tool: Tool, args: Mapping[str, Any], info: object = None) -> Decision:
     path = str(args.get("file_path", ""))
     if path == "denied.txt":
         return Deny("denied by rule")

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from react_agent_mini.app import build_session
+from react_agent_mini.app import SessionOptions, build_session
 from react_agent_mini.compact.memo import computed_total, shared_prefix
 from react_agent_mini.compact.pipeline import CompactOptions, compact_messages
 from react_agent_mini.config import ProviderConfig
@@ -60,7 +60,7 @@ async def test_per_call_work_does_not_grow_with_the_history(
         files.append(name)
     fake_llm.enqueue(*script(files))
     config = ProviderConfig("openai", "deepseek-chat", base_url=fake_llm.openai_base_url, api_key="test-key")
-    built = build_session(config, cwd=tmp_path, max_turns=CALLS)
+    built = build_session(config, SessionOptions(tmp_path, max_turns=CALLS))
     session, provider = built.session, built.provider
     assert isinstance(provider, OpenAICompatProvider)
     inner = session.deps.call_model

@@ -371,7 +371,7 @@ def test_the_repl_is_turned_away_too_and_resume_leaves_the_conversation_as_it_wa
 def test_the_lock_names_its_holder_and_goes_with_it(tmp_path: Path) -> None:
     path = tmp_path / "abc.jsonl"
     lock = session_lock.SessionLock.acquire(path)
-    me = f"process {os.getpid()} (ram "
+    me = f"process {os.getpid()} (ram"  # then its arguments, if it was given any
     assert (session_lock.holder(path) or "").startswith(me)
     with pytest.raises(session_lock.SessionInUse) as refused:
         transcript.Transcript.reopen(path)  # (a second descriptor conflicts even within one process)

@@ -17,8 +17,9 @@ from . import __version__
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .app import PermissionOptions
+    from .app import SessionOptions
     from .config import ProviderConfig
+    from .permissions.configured import PermissionOptions
 
 EPILOG = """\
 modes:
@@ -217,9 +218,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             from .ui.repl import run_repl
 
-            return run_repl(
-                config, max_turns=args.max_turns, permissions=_permission_options(args), resume=resume, early=frame
-            )
+            return run_repl(config, _session_options(args, resume), early=frame)
         finally:
             frame.restore()  # whatever happened, the shell gets its echo back
     return _run_task(config, task, args, resume)
@@ -283,7 +282,7 @@ def _mcp_command(rest: list[str]) -> int:
 def _print_system_prompt() -> int:
     from pathlib import Path
 
-    from .app import Knowledge
+    from .context.knowledge import Knowledge
 
     knowledge = Knowledge(Path.cwd().resolve(), os.environ)
     from .terminal_text import visible
@@ -295,9 +294,18 @@ def _print_system_prompt() -> int:
 
 
 def _permission_options(args: argparse.Namespace) -> PermissionOptions:
-    from .app import PermissionOptions
+    from .permissions.configured import PermissionOptions
 
     return PermissionOptions(args.permission_mode, tuple(args.allowed_tools), tuple(args.disallowed_tools))
+
+
+def _session_options(args: argparse.Namespace, resume: Path | None) -> SessionOptions:
+    """What the flags say about the session to build."""
+    from pathlib import Path
+
+    from .app import SessionOptions
+
+    return SessionOptions(Path.cwd(), max_turns=args.max_turns, permissions=_permission_options(args), resume=resume)
 
 
 def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
@@ -365,14 +373,7 @@ def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resum
     from .session_lock import SessionInUse
 
     try:
-        run = run_headless(
-            config,
-            task,
-            max_turns=args.max_turns,
-            output_format=args.output_format,
-            permissions=_permission_options(args),
-            resume=resume,
-        )
+        run = run_headless(config, task, _session_options(args, resume), output_format=args.output_format)
         return asyncio.run(run)
     except BrokenPipeError:
         raise  # handled in main()

@@ -89,6 +89,12 @@ class ToolResults(msgspec.Struct, frozen=True):
     message: Message
 
 
+class Followup(msgspec.Struct, frozen=True):
+    """The loop appended a user message of its own and goes on (a Stop hook blocked the stop: its reason)."""
+
+    message: Message
+
+
 class Compacted(msgspec.Struct, frozen=True):
     """An LLM summary rewrote the history (autocompact or `/compact`): `messages` replace it from now on."""
 
@@ -125,6 +131,7 @@ QueryEvent: TypeAlias = (
     | ToolStarted
     | ToolFinished
     | ToolResults
+    | Followup
     | Compacted
     | Notice
     | Terminal

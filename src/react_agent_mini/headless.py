@@ -1,6 +1,6 @@
 """One task, start to finish, without a person at the keyboard (`ram "task"`, `ram -p`).
 
-Runs a single turn of a fresh Session, renders its events in the chosen output format, and returns the exit
+Runs a single turn on a `SessionHost`, renders its events in the chosen output format, and returns the exit
 code. Ctrl+C, SIGTERM or SIGHUP abort the turn cleanly (the history stays valid) or, before it starts, stop the
 MCP servers and end the run (130, 143, 129); a second signal exits at once (see `stop_signals`).
 """
@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .app import HEADLESS_FAIL_CLOSED, Assembled, PermissionOptions, build_session
+import msgspec
+
+from . import __version__
+from .app import Assembled, SessionOptions
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolFinished, ToolResults
+from .host import Remark, SessionHost, Waiting
 from .messages import ToolUseBlock
 from .output import (
     EXIT_USAGE,
@@ -29,11 +32,15 @@ from .output import (
     TextRenderer,
     exit_code,
 )
+from .permissions.configured import HEADLESS_FAIL_CLOSED
 from .permissions.policy import Allow, PermissionPolicy
 from .pricing import cost_usd
 from .session import Session
 from .stop_signals import stop_on_signals, was_stopped
 from .terminal_text import visible
+
+if TYPE_CHECKING:
+    from .stream_json.lines import InitInfo
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:
@@ -66,88 +73,74 @@ async def _fix_for(built: Assembled, use: ToolUseBlock) -> DenialFix:
 async def run_headless(
     config: ProviderConfig,
     task: str,
+    options: SessionOptions,
     *,
-    max_turns: int = 20,
     output_format: OutputFormat = "text",
-    permissions: PermissionOptions | None = None,
-    resume: Path | None = None,
-    cwd: Path | None = None,
+    partial: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Run `task` once and return the process exit code."""
+    """Run `task` once and return the process exit code. `partial`: stream-json also carries `stream_event`s."""
     out = out or sys.stdout
     err = err or sys.stderr
-    demo_pace = 0.012 if out.isatty() else 0.0  # the scripted demo streams at a readable pace on a terminal
-    built = build_session(
-        config,
-        cwd=cwd or Path.cwd(),
-        max_turns=max_turns,
-        permissions=permissions,
-        mock_chunk_delay=demo_pace,
-        resume=resume,
-    )
-    session, provider = built.session, built.provider
-    for warning in built.warnings:
+    if out.isatty():  # the scripted demo streams at a readable pace on a terminal
+        options = msgspec.structs.replace(options, mock_chunk_delay=0.012)
+    host = SessionHost.build(config, options)
+    built, session = host.built, host.session
+    for warning in host.warnings:
         err.write(f"warning: {visible(warning)}\n")
     if built.permission_settings.errors:  # fail closed: the rules are unknown, so nothing may run
         for error in built.permission_settings.errors:
             err.write(f"error: {visible(error.text)} — {HEADLESS_FAIL_CLOSED}\n")
-        await provider.aclose()
-        built.recorder.close()
+        await host.aclose()
         return EXIT_USAGE
     renderer: Renderer
     if output_format == "json":
         renderer = JsonRenderer(out)
     elif output_format == "stream-json":
-        renderer = StreamJsonRenderer(out, session.session_id)
+        renderer = StreamJsonRenderer(out, session.session_id, host.model, partial=partial)
     else:
         renderer = TextRenderer(out, err, lambda use: _describe(session, use), stream=out.isatty())
 
-    summary = RunSummary(session_id=session.session_id, model=provider.model)
+    summary = RunSummary(session_id=session.session_id, model=host.model, max_turns=options.max_turns)
     started = api_started = time.monotonic()
     api_seconds = 0.0
     terminal = Terminal("error", 0, "the turn ended without a result")
-    mcp = built.mcp
     watcher: asyncio.Future[None] | None = None
+    announced = False
     reasons = {130: "interrupted", 143: "terminated", 129: "hung up"}
-    with stop_on_signals(lambda code: session.abort_current_turn(reasons[code])) as stopped:
+    with stop_on_signals(lambda code: host.interrupt(reasons[code])) as stopped:
         try:
-            mcp.start()
-            for warning in await mcp.join(session.tools):
-                err.write(f"warning: {visible(warning)}\n")
-            if isinstance(renderer, StreamJsonRenderer):  # after MCP joined, so the tool list is complete
-                manager = mcp.manager
-                renderer.init(
-                    model=provider.model,
-                    provider=provider.name,
-                    cwd=str(session.context.cwd),
-                    tools=session.tools.names(),
-                    permission_mode=built.policy.mode,
-                    mcp_servers=[{"name": s.name, "status": s.state} for s in manager.status()] if manager else [],
-                )
-            attached, mention_warnings = await mcp.mentions(task)
-            for warning in mention_warnings:
-                err.write(f"warning: {visible(warning)}\n")
-            if isinstance(renderer, TextRenderer):  # says so on a terminal when the model goes quiet
-                watcher = asyncio.ensure_future(
-                    renderer.watch_silence(min(WAITING_AFTER, config.stream_idle_timeout / 2))
-                )
-            async for event in session.run_turn(task, inject_before=attached):
-                if isinstance(event, AssistantTurn):
-                    api_seconds += time.monotonic() - api_started
-                    summary.result = event.message.text
-                elif isinstance(event, ToolResults):
-                    api_started = time.monotonic()
-                elif isinstance(event, ToolFinished) and event.denied:
-                    use = event.tool_use
-                    summary.permission_denials.append(
-                        {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
-                    )
-                    summary.denial_fixes.append(await _fix_for(built, use))
-                elif isinstance(event, Terminal):
-                    terminal = event
-                renderer.event(event)
+            async with host:
+                async for event in host.turn(task):
+                    if isinstance(event, Remark):
+                        err.write(f"{visible(event.text)}\n")
+                        continue
+                    if isinstance(event, Waiting):
+                        continue
+                    if not announced:  # after MCP joined, so the tool list is complete
+                        announced = True
+                        if isinstance(renderer, StreamJsonRenderer):
+                            renderer.init(init_info(host))
+                        if isinstance(renderer, TextRenderer):  # says so on a terminal when the model goes quiet
+                            watcher = asyncio.ensure_future(
+                                renderer.watch_silence(min(WAITING_AFTER, config.stream_idle_timeout / 2))
+                            )
+                    if isinstance(event, AssistantTurn):
+                        api_seconds += time.monotonic() - api_started
+                        summary.result = event.message.text
+                        summary.stop_reason = event.stop_reason
+                    elif isinstance(event, ToolResults):
+                        api_started = time.monotonic()
+                    elif isinstance(event, ToolFinished) and event.denied:
+                        use = event.tool_use
+                        summary.permission_denials.append(
+                            {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
+                        )
+                        summary.denial_fixes.append(await _fix_for(built, use))
+                    elif isinstance(event, Terminal):
+                        terminal = event
+                    renderer.event(event)
         except asyncio.CancelledError:  # a signal before or between the turn's steps: stop everything, then end
             if not was_stopped(stopped):
                 raise
@@ -155,12 +148,39 @@ async def run_headless(
         finally:
             if watcher is not None:
                 watcher.cancel()
-            await mcp.aclose()
-            await provider.aclose()
-            built.recorder.close()
+    summary.model = host.model
     summary.usage = session.totals.usage
-    summary.total_cost_usd = cost_usd(provider.model, summary.usage)
+    summary.total_cost_usd = cost_usd(host.model, summary.usage)
     summary.duration_ms = round((time.monotonic() - started) * 1000)
     summary.duration_api_ms = round(api_seconds * 1000)
     renderer.finish(terminal, summary)
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
+
+
+def init_info(host: SessionHost) -> InitInfo:
+    """What the `system/init` line says about the session (after MCP servers joined)."""
+    from .stream_json.lines import InitInfo
+
+    built = host.built
+    skills = [skill.id for skill in built.knowledge.skills]
+    return InitInfo(
+        session_id=host.session_id,
+        cwd=str(built.session.context.cwd),
+        model=host.model,
+        provider=built.provider.name,
+        tools=built.session.tools.names(),
+        permission_mode=built.policy.mode,
+        version=__version__,
+        mcp_servers=built.mcp.status(),
+        slash_commands=["compact", *skills],
+        skills=skills,
+        api_key_source=_key_source(host.config),
+    )
+
+
+def _key_source(config: ProviderConfig) -> str:
+    if config.kind == "openai":
+        return "OPENAI_API_KEY" if config.api_key and config.api_key != "local" else "none"
+    if config.kind == "anthropic":
+        return "ANTHROPIC_API_KEY" if config.api_key else "ANTHROPIC_AUTH_TOKEN"
+    return "none"

@@ -2,8 +2,9 @@
 
 Each iteration builds the outbound copy of the history through the compaction stages, streams one model call,
 appends the assistant message, runs its tool calls and appends their results. It ends with a `Terminal` event:
-`completed` (the model answered without tool calls), `max_turns`, `aborted` or `error`. Everything with a side
-effect arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
+`completed` (the model answered without tool calls), `max_turns`, `aborted` or `error` — unless a Stop hook
+blocks the stop, whose reason then goes to the model as a user message and the loop goes on. Everything with a
+side effect arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .compact.pipeline import (
 from .events import (
     AssistantTurn,
     Compacted,
+    Followup,
     ModelEvent,
     ModelResponse,
     Notice,
@@ -36,7 +38,8 @@ from .events import (
     ToolFinished,
     ToolResults,
 )
-from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from .hooks import Hooks
+from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, user_text
 from .permissions.policy import CanUseTool, allow_read_only
 from .providers.base import ModelRequest
 from .providers.errors import ContextTooLong, ProviderError
@@ -74,6 +77,8 @@ class QueryDeps(msgspec.Struct):
     """Ids for the messages the loop creates."""
     autocompact: Autocompact | None = None
     """Asked before every model call whether an LLM summary should rewrite the history (the session's)."""
+    hooks: Hooks | None = None
+    """PreToolUse / PostToolUse / Stop hooks (the session runs UserPromptSubmit)."""
 
 
 class QueryParams(msgspec.Struct):
@@ -104,8 +109,9 @@ def build_outbound(messages: Sequence[Message], options: CompactOptions, deps: Q
 async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEvent]:
     """Run the loop; the last event is always a `Terminal`."""
     messages = list(params.messages)
-    run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal)
+    run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal, hooks=deps.hooks)
     turn = 0
+    stop_hook_active = False
 
     def end(reason: TerminalReason, error: str = "", context_limit: int | None = None) -> Terminal:
         trace("query.turn_end", reason=reason, turn=turn)
@@ -146,6 +152,17 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
         if not uses:
             if response.stop_reason == "max_tokens":
                 yield Notice(CUT_TEXT_NOTICE)
+            elif deps.hooks is not None and deps.hooks.active("Stop") and turn < params.max_turns:
+                verdict = await deps.hooks.run("Stop", {"stop_hook_active": stop_hook_active})
+                for line in verdict.messages:
+                    yield Notice(line)
+                if verdict.block and not verdict.stop:  # the hook wants more work: its reason is the next prompt
+                    stop_hook_active = True
+                    reason = verdict.reason or "A Stop hook asked you to continue."
+                    followup = user_text(f"Stop hook feedback: {reason}", meta=True, id=deps.new_id())
+                    messages.append(followup)
+                    yield Followup(followup)
+                    continue
             yield end("completed")
             return
 

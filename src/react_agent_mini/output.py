@@ -11,7 +11,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 import msgspec
 
@@ -20,6 +20,7 @@ from .events import (
     Compacted,
     Notice,
     QueryEvent,
+    StopReason,
     StreamRetry,
     Terminal,
     TextDelta,
@@ -28,9 +29,12 @@ from .events import (
     ToolResults,
     ToolStarted,
 )
-from .messages import ToolUseBlock, Usage, message_to_dict
+from .messages import ToolUseBlock, Usage
 from .permissions.policy import shell_quote
 from .terminal_text import visible
+
+if TYPE_CHECKING:
+    from .stream_json.lines import InitInfo, TurnSummary
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -44,12 +48,6 @@ EXIT_USAGE = 2
 EXIT_MAX_TURNS = 3
 EXIT_ABORTED = 130
 
-_SUBTYPES = {
-    "completed": "success",
-    "max_turns": "error_max_turns",
-    "aborted": "error_during_execution",  # Claude Code has no subtype of its own for an interrupted run
-    "error": "error_during_execution",
-}
 _EXIT_CODES = {
     "completed": EXIT_OK,
     "max_turns": EXIT_MAX_TURNS,
@@ -98,6 +96,10 @@ class RunSummary(msgspec.Struct):
     """Calls the permission check refused: `tool_name`, `tool_use_id`, `tool_input` (Claude Code's shape)."""
     denial_fixes: list[DenialFix] = msgspec.field(default_factory=list)
     """For each of `permission_denials`, what would allow it on a rerun (text output sums them up at the end)."""
+    stop_reason: StopReason | None = None
+    """Why the last model call stopped."""
+    max_turns: int = 0
+    """The limit, for the max-turns error text."""
 
 
 def denials_line(fixes: list[DenialFix]) -> str:
@@ -126,24 +128,27 @@ def denials_line(fixes: list[DenialFix]) -> str:
 
 
 def result_object(terminal: Terminal, summary: RunSummary) -> dict[str, Any]:
-    """Claude Code's final `result` object."""
-    out: dict[str, Any] = {
-        "type": "result",
-        "subtype": _SUBTYPES[terminal.reason],
-        "is_error": terminal.reason != "completed",
-        "duration_ms": summary.duration_ms,
-        "duration_api_ms": summary.duration_api_ms,
-        "num_turns": terminal.turns,
-        "result": summary.result,
-        "session_id": summary.session_id,
-        "model": summary.model,
-        "total_cost_usd": summary.total_cost_usd,
-        "usage": summary.usage.to_dict(),
-        "permission_denials": summary.permission_denials,
-    }
-    if terminal.error or terminal.reason == "aborted":
-        out["error"] = terminal.error or "interrupted"
-    return out
+    """Claude Code's final `result` object (see `stream_json.lines.result_line`)."""
+    from .stream_json.lines import result_line
+
+    return result_line(terminal, turn_summary(summary))
+
+
+def turn_summary(summary: RunSummary) -> TurnSummary:
+    from .stream_json.lines import TurnSummary
+
+    return TurnSummary(
+        session_id=summary.session_id,
+        model=summary.model,
+        usage=summary.usage,
+        result=summary.result,
+        stop_reason=summary.stop_reason,
+        duration_ms=summary.duration_ms,
+        duration_api_ms=summary.duration_api_ms,
+        total_cost_usd=summary.total_cost_usd,
+        permission_denials=summary.permission_denials,
+        max_turns=summary.max_turns,
+    )
 
 
 class Renderer(Protocol):
@@ -282,75 +287,24 @@ class JsonRenderer:
 
 
 class StreamJsonRenderer:
-    """One JSON object per line: init, each message as it is appended, retries and notices, then the result."""
+    """One JSON object per line, as Claude Code writes them: init, each message as it is appended (and, with
+    `partial`, `stream_event`s as text arrives), retries and notices, then the result."""
 
-    def __init__(self, out: TextIO, session_id: str) -> None:
+    def __init__(self, out: TextIO, session_id: str, model: str, *, partial: bool = False) -> None:
+        from .stream_json.writer import StreamJsonWriter
+
         self.out = out
-        self.session_id = session_id
+        self.writer = StreamJsonWriter(self.emit, session_id, model, partial=partial)
 
     def emit(self, obj: dict[str, Any]) -> None:
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
-    def init(
-        self,
-        *,
-        model: str,
-        provider: str,
-        cwd: str,
-        tools: list[str],
-        permission_mode: str = "default",
-        mcp_servers: list[dict[str, str]] | None = None,
-    ) -> None:
-        self.emit(
-            {
-                "type": "system",
-                "subtype": "init",
-                "session_id": self.session_id,
-                "cwd": cwd,
-                "model": model,
-                "provider": provider,
-                "tools": tools,
-                "permissionMode": permission_mode,
-                "mcp_servers": mcp_servers or [],
-            }
-        )
+    def init(self, info: InitInfo) -> None:
+        self.writer.init(info)
 
     def event(self, event: QueryEvent) -> None:
-        if isinstance(event, AssistantTurn):
-            self.emit(
-                {
-                    "type": "assistant",
-                    "message": message_to_dict(event.message),
-                    "session_id": self.session_id,
-                }
-            )
-        elif isinstance(event, ToolResults):
-            self.emit({"type": "user", "message": message_to_dict(event.message), "session_id": self.session_id})
-        elif isinstance(event, StreamRetry):
-            self.emit(
-                {
-                    "type": "system",
-                    "subtype": "api_retry",
-                    "attempt": event.attempt,
-                    "max_retries": event.max_attempts - 1,
-                    "retry_delay_ms": round(event.delay * 1000),
-                    "error": event.reason,
-                    "session_id": self.session_id,
-                }
-            )
-        elif isinstance(event, Notice):
-            self.emit({"type": "system", "subtype": "notice", "text": event.text, "session_id": self.session_id})
-        elif isinstance(event, Compacted):
-            self.emit(
-                {
-                    "type": "system",
-                    "subtype": "compact_boundary",
-                    "notice": event.notice,
-                    "messages": len(event.messages),
-                    "session_id": self.session_id,
-                }
-            )
+        self.writer.event(event)
 
     def finish(self, terminal: Terminal, summary: RunSummary) -> None:
-        self.emit(result_object(terminal, summary))
+        self.writer.result(terminal, turn_summary(summary))

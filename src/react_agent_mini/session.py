@@ -15,7 +15,8 @@ import msgspec
 from .abort import Aborted, AbortSignal
 from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
-from .events import AssistantTurn, Compacted, Notice, QueryEvent, Terminal, ToolResults
+from .events import AssistantTurn, Compacted, Followup, Notice, QueryEvent, Terminal, ToolResults
+from .ids import new_uuid
 from .loop import QueryDeps, QueryParams, query
 from .messages import Message, Usage, user_text
 from .tools.base import ToolContext, ToolRegistry
@@ -69,7 +70,7 @@ class Session:
         self.max_turns = max_turns
         self.compact = compact or self.compaction.options
         self.max_tokens = max_tokens
-        self.session_id = session_id or deps.new_id()
+        self.session_id = session_id or new_uuid()
         self.refresh_system_prompt = refresh_system_prompt
         """Asked before each turn; a string replaces the system prompt (e.g. the memory file changed)."""
         self.on_message = on_message
@@ -90,10 +91,22 @@ class Session:
         if self._signal is not None:
             raise RuntimeError("a turn is already running")
         new = list(inject_before)
+        if not text.strip() and not new:
+            raise ValueError("run_turn needs text or inject_before")
+        hooks = self.deps.hooks
+        if text.strip() and hooks is not None and hooks.active("UserPromptSubmit"):
+            verdict = await hooks.run("UserPromptSubmit", {"prompt": text})
+            for line in verdict.messages:
+                yield Notice(line)
+            if verdict.block or verdict.stop:  # the prompt is not sent: the user reads why
+                why = verdict.reason or verdict.stop_reason or "no reason given"
+                yield Notice(f"Your message was blocked by a UserPromptSubmit hook: {why}")
+                yield Terminal("aborted", 0, f"blocked by a UserPromptSubmit hook: {why}")
+                return
+            for context in verdict.context:
+                new.append(user_text(context, meta=True, id=self.deps.new_id()))
         if text.strip():
             new.append(user_text(text, id=self.deps.new_id()))
-        if not new:
-            raise ValueError("run_turn needs text or inject_before")
         if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
             self.system_prompt = fresh
         for message in new:
@@ -110,7 +123,7 @@ class Session:
                         self.totals.usage += event.usage
                         self.totals.last_usage = event.usage
                         self.totals.model_calls += 1
-                    elif isinstance(event, ToolResults):
+                    elif isinstance(event, (ToolResults, Followup)):
                         self._append(event.message)
                     elif isinstance(event, Compacted):
                         self._rewrite(event.messages)

@@ -69,9 +69,12 @@ def build_system_prompt(
     catalogue: str,
     now: datetime | None = None,
     platform: str | None = None,
+    base: str = BASE_PROMPT,
 ) -> str:
-    """The whole system prompt for a session in `cwd` (reads the memory file, if any)."""
-    sections = [BASE_PROMPT, environment_section(cwd, now=now, platform=platform)]
+    """The whole system prompt for a session in `cwd` (reads the memory file, if any); `base` replaces our own
+    instructions (an empty one leaves them out)."""
+    sections = [base] if base else []
+    sections.append(environment_section(cwd, now=now, platform=platform))
     if project.text:
         sections.append(project_section(cwd, project))
     if memory is not None:

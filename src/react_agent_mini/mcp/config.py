@@ -237,3 +237,21 @@ class _Expander:
             raise McpConfigError(f"environment variable {name} is not set (used in {where})")
 
         return _VAR.sub(substitute, value)
+
+
+def parse_servers(
+    raw: Mapping[str, Any], cwd: Path, env: Mapping[str, str], *, source: str
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """Servers given by a program rather than a file (`--mcp-config`, the library's `mcp_servers`): either
+    `{"mcpServers": {...}}` or the inner mapping itself; one warning line per entry that cannot be used."""
+    inner = raw.get("mcpServers", raw) if isinstance(raw, Mapping) else None
+    if not isinstance(inner, Mapping):
+        return {}, [f'MCP config {source}: expected {{"mcpServers": {{...}}}}; its servers were skipped']
+    servers: dict[str, ServerConfig] = {}
+    warnings: list[str] = []
+    for name, entry in inner.items():
+        try:
+            servers[str(name)] = parse_server(str(name), entry, cwd, env, source=source)
+        except McpConfigError as exc:
+            warnings.append(f'MCP config {source}: server "{name}": {exc}; server skipped')
+    return servers, warnings

@@ -4,13 +4,17 @@
 1. a deny rule → deny (even in bypassPermissions);
 2. plan mode → deny anything that is not read-only;
    then, while `ask_all` is set (a settings file could not be understood), ask — whatever the mode or rules say;
+   then a PreToolUse hook's verdict: `allow` allows, `ask` asks;
 3. bypassPermissions → allow;
 4. an ask rule → ask;
 5. allow rules (settings, CLI, and "always" answers of this session) → allow;
 6. built-in judgement: reading inside the workspace (`..` and symlinks resolved) and read-only shell commands are
    allowed; edits are allowed in acceptEdits mode (inside the workspace); everything else asks. `ALLOW_WRITE=1`
    turns those asks into allows for calls that stay inside the workspace.
-Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. An
+Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. The
+asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
+a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
+whose `end_turn` is False lets the turn go on with its message as the call's result. An
 "always" answer records a rule scoped to exactly what was approved (`Edit(src/app.py)`, `Bash(git diff:*)`),
 which `session_rules()` lists and `revoke()` removes: never a bare `Bash` that would allow every later command.
 """
@@ -22,7 +26,7 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import msgspec
 
@@ -46,6 +50,9 @@ from .rules import (
 class Allow(msgspec.Struct, frozen=True):
     """Run the call."""
 
+    updated_input: Mapping[str, Any] | None = None
+    """Run it with this input instead of the model's (validated again); None: as the model sent it."""
+
 
 class Deny(msgspec.Struct, frozen=True):
     """Do not run the call; `message` becomes its error tool_result."""
@@ -57,8 +64,29 @@ class Deny(msgspec.Struct, frozen=True):
 
 
 Decision: TypeAlias = Allow | Deny
-CanUseTool: TypeAlias = Callable[[Tool, Mapping[str, Any]], Awaitable[Decision]]
 Answer: TypeAlias = Literal["yes", "always", "no"]
+HookPermission: TypeAlias = Literal["allow", "ask", ""]
+
+
+class ToolCallInfo(msgspec.Struct, frozen=True):
+    """What the runner knows about a call besides its tool and input."""
+
+    tool_use_id: str = ""
+    """The id of the tool_use being decided on (programs asked for permission need it)."""
+    hook_permission: HookPermission = ""
+    """A PreToolUse hook's verdict: `allow` (no asking; deny rules and plan mode still apply), `ask`, or none."""
+
+
+NO_INFO = ToolCallInfo()
+
+
+class CanUseTool(Protocol):
+    """The permission decision for one call."""
+
+    def __call__(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Awaitable[Decision]:
+        """Allow or Deny `tool` with `args` (asking someone when needed)."""
+        ...
+
 
 NOT_READ_ONLY = (
     "Permission denied: {name} can change files or run commands, and this session allows only read-only tools."
@@ -71,7 +99,7 @@ REJECT_MESSAGE = (
 PROJECT_SETTINGS_HINT = ".agents/settings.json"
 
 
-async def allow_read_only(tool: Tool, args: Mapping[str, Any]) -> Decision:
+async def allow_read_only(tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
     """Allow read-only tools; deny the rest (the default for sessions built without a policy)."""
     if tool.read_only:
         return Allow()
@@ -93,6 +121,8 @@ class PermissionRequest(msgspec.Struct, frozen=True):
     """The rules an "always" answer records; empty when "always" cannot be scoped (then it means "yes")."""
     outside_workspace: bool = False
     """True when the call reaches outside the workspace (worth a warning colour)."""
+    tool_use_id: str = ""
+    """The id of the call (a program answering for the user needs it)."""
 
     @property
     def always_rule(self) -> str:
@@ -100,7 +130,8 @@ class PermissionRequest(msgspec.Struct, frozen=True):
         return ", ".join(self.always_rules)
 
 
-Asker: TypeAlias = Callable[[PermissionRequest], Awaitable[Answer]]
+Asker: TypeAlias = Callable[[PermissionRequest], Awaitable[Answer | Decision]]
+"""Asks the user (an Answer) or a program (an Answer, or a whole Decision)."""
 
 
 class PermissionPolicy:
@@ -128,12 +159,12 @@ class PermissionPolicy:
         """Set while the rules cannot be known (a settings file that cannot be understood): why every call is
         asked for — no allow rule, mode or built-in judgement lets one through; deny rules and plan mode apply."""
 
-    async def __call__(self, tool: Tool, args: Mapping[str, Any]) -> Decision:
-        decision = await self.decide(tool, args)
+    async def __call__(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
+        decision = await self.decide(tool, args, info)
         trace("permission", tool=tool.name, decision="allow" if isinstance(decision, Allow) else "deny")
         return decision
 
-    async def decide(self, tool: Tool, args: Mapping[str, Any]) -> Decision:
+    async def decide(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO) -> Decision:
         """The decision for one call (asking the user when needed)."""
         call = inspect_call(tool.name, args, self.root, self.shell.cwd if self.shell else None)
         found = self.rules.match(call, self.root, read_only=tool.read_only)
@@ -148,14 +179,20 @@ class PermissionPolicy:
                 "tools and present your plan; changes can be made once the user leaves plan mode."
             )
         if self.ask_all is not None:
-            return await self._ask(tool, call, self.ask_all)
+            return await self._ask(tool, call, self.ask_all, info=info)
+        if info.hook_permission == "allow":
+            return Allow()
+        if info.hook_permission == "ask":
+            return await self._ask(tool, call, "a PreToolUse hook asks for it", info=info)
         if self.mode == "bypassPermissions":
             return Allow()
         if found is not None and found.verdict == "ask":
-            return await self._ask(tool, call, f"the ask rule {found.rule.text} ({_source(found.rule)})", found.rule)
+            return await self._ask(
+                tool, call, f"the ask rule {found.rule.text} ({_source(found.rule)})", found.rule, info=info
+            )
         if found is not None:
             return Allow()
-        return await self._judge(tool, call)
+        return await self._judge(tool, call, info)
 
     def read_denied(self, path: Path) -> bool:
         """True when a deny or ask rule covers reading `path` (search tools then leave it out of their results)."""
@@ -177,41 +214,45 @@ class PermissionPolicy:
         """Forget a session rule; True when it was there."""
         return self.rules.remove("allow", rule, "session")
 
-    async def _judge(self, tool: Tool, call: CallView) -> Decision:
+    async def _judge(self, tool: Tool, call: CallView, info: ToolCallInfo) -> Decision:
         """Step 6: no rule decided."""
         if call.bash is not None:
             if call.bash.read_only and not call.bash.outside:
                 return Allow()
             if self.allow_write and not call.bash.outside:
                 return Allow()
-            return await self._ask(tool, call, _bash_reason(call.bash))
+            return await self._ask(tool, call, _bash_reason(call.bash), info=info)
         if tool.read_only:
             if not call.outside:
                 return Allow()
-            return await self._ask(tool, call, "it reads outside the workspace")
+            return await self._ask(tool, call, "it reads outside the workspace", info=info)
         if call.outside:
-            return await self._ask(tool, call, "it writes outside the workspace")
+            return await self._ask(tool, call, "it writes outside the workspace", info=info)
         if tool.name in EDIT_TOOLS and self.mode == "acceptEdits":
             guarded = [t for t in call.targets if _guarded(self.root, t.path)]
             if not guarded:
                 return Allow()
             where = display(self.root, guarded[0].path)
             return await self._ask(
-                tool, call, f"{where} can make later commands run programs, so acceptEdits does not cover it"
+                tool, call, f"{where} can make later commands run programs, so acceptEdits does not cover it", info=info
             )
         if self.allow_write:
             return Allow()
         what = "it changes files" if tool.name in EDIT_TOOLS else f"{tool.name} is not read-only"
-        return await self._ask(tool, call, what)
+        return await self._ask(tool, call, what, info=info)
 
-    async def _ask(self, tool: Tool, call: CallView, reason: str, ask_rule: Rule | None = None) -> Decision:
+    async def _ask(
+        self, tool: Tool, call: CallView, reason: str, ask_rule: Rule | None = None, *, info: ToolCallInfo = NO_INFO
+    ) -> Decision:
         summary = self._summary(tool, call)
         # an ask rule (or asking for everything) outranks allow rules, so a recorded rule would never take
         # effect: "always" means "yes"
         always = () if ask_rule is not None or self.ask_all is not None else self._always_rules(tool, call)
         if self.asker is None:
             return Deny(self._headless_message(tool, call, summary, reason, always, ask_rule))
-        request = PermissionRequest(tool.name, dict(call.args), summary, reason, always, call.outside)
+        request = PermissionRequest(
+            tool.name, dict(call.args), summary, reason, always, call.outside, tool_use_id=info.tool_use_id
+        )
         try:
             answer = await self.asker(request)
         except Aborted:
@@ -222,6 +263,9 @@ class PermissionPolicy:
                 "Stop and wait for the user.",
                 end_turn=True,
             )
+        if isinstance(answer, (Allow, Deny)):  # a program answered with a whole decision
+            trace("permission.answer", tool=tool.name, answer="allow" if isinstance(answer, Allow) else "deny")
+            return answer
         trace("permission.answer", tool=tool.name, answer=answer)
         if answer == "always":
             for text in always:

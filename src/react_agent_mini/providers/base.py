@@ -49,10 +49,8 @@ class ModelProvider(Protocol):
         """`openai`, `anthropic` or `mock`."""
         ...
 
-    @property
-    def model(self) -> str:
-        """The model id requests are sent with."""
-        ...
+    model: str
+    """The model id requests are sent with (a driving program may switch it between turns)."""
 
     def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         """Start the call; iterate to receive it."""
@@ -83,6 +81,8 @@ def with_distinct_call_ids(response: ModelResponse, earlier: Sequence[Message], 
     (`prefix` + 24 hex digits); the history then holds it, so the next request sends the same id with the call
     and with its result. A server's id is kept whenever it is unique."""
     uses = response.message.tool_uses
+    if not uses:
+        return response  # an answer without calls: nothing to look up in the history
     taken = {use.id for message in earlier for use in message.tool_uses}
     if all(use.id for use in uses) and len({use.id for use in uses} | taken) == len(uses) + len(taken):
         return response  # the usual case: nothing to rename

@@ -1,7 +1,9 @@
 """Run the tool calls of one assistant message: every tool_use gets exactly one tool_result, in order.
 
-For each call: known tool? arguments a JSON object? valid for the schema? permitted? then run it. Any failure
-at any step is an error result the model can read, never an exception out of here. Consecutive
+For each call: known tool? arguments a JSON object? valid for the schema? PreToolUse hooks (which may block it,
+change its input, or allow or ask for it)? permitted? then run it, and PostToolUse hooks (which may add to or
+replace what the model reads). Any failure at any step is an error result the model can read, never an exception
+out of here. Consecutive
 concurrency-safe calls run in parallel; the rest run one at a time. After an abort or a refusal that ends the
 turn, calls that did not run get a "skipped" result.
 """
@@ -9,14 +11,16 @@ turn, calls that did not run get a "skipped" result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
 
 import msgspec
 
 from ..abort import Aborted, AbortSignal
-from ..events import ToolFinished, ToolStarted
+from ..events import Notice, ToolFinished, ToolStarted
+from ..hooks import Hooks
 from ..messages import ToolResultBlock, ToolUseBlock
-from ..permissions.policy import CanUseTool, Deny
+from ..permissions.policy import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from ..trace import trace
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
 
@@ -31,6 +35,10 @@ class _Ready(msgspec.Struct):
     use: ToolUseBlock
     tool: Tool
     args: object
+    raw: Mapping[str, Any]
+    """The input it runs with (the model's, or what a hook or the permission answer put instead)."""
+    context: tuple[str, ...] = ()
+    """PreToolUse hooks' additional context, for after the result."""
 
 
 class ToolRun(msgspec.Struct):
@@ -42,6 +50,10 @@ class ToolRun(msgspec.Struct):
     signal: AbortSignal
     end_turn: bool = False
     """Set when a refusal ended the turn; the loop stops after this batch."""
+    hooks: Hooks | None = None
+    """PreToolUse / PostToolUse hooks (None: none registered)."""
+    notices: list[str] = msgspec.field(default_factory=list)
+    """Lines for the user from hooks, yielded as `Notice`s."""
 
 
 def _batches(uses: Sequence[ToolUseBlock], registry: ToolRegistry) -> list[list[ToolUseBlock]]:
@@ -59,25 +71,40 @@ def _batches(uses: Sequence[ToolUseBlock], registry: ToolRegistry) -> list[list[
     return batches
 
 
-async def run_tool_calls(uses: Sequence[ToolUseBlock], run: ToolRun) -> AsyncIterator[ToolStarted | ToolFinished]:
-    """Yield ToolStarted for each call as it is reached and exactly one ToolFinished per call."""
+async def run_tool_calls(
+    uses: Sequence[ToolUseBlock], run: ToolRun
+) -> AsyncIterator[ToolStarted | ToolFinished | Notice]:
+    """Yield ToolStarted for each call as it is reached and exactly one ToolFinished per call (and a Notice for
+    each line a hook has for the user)."""
     for batch in _batches(uses, run.registry):
         ready: list[_Ready] = []
         for use in batch:
             yield ToolStarted(use)
             trace("tool.start", name=use.name, id=use.id)
             outcome = await _prepare(use, run)
+            for line in _drain(run):
+                yield line
             if isinstance(outcome, _Ready):
                 ready.append(outcome)
             else:
                 yield _finish(use, outcome)
         if len(ready) == 1:
-            yield _finish(ready[0].use, await _execute(ready[0], run))
+            output = await _execute(ready[0], run)
+            for line in _drain(run):
+                yield line
+            yield _finish(ready[0].use, output)
         elif ready:
             bound = asyncio.Semaphore(MAX_PARALLEL)
             for next_done in asyncio.as_completed([_execute_tagged(r, run, bound) for r in ready]):
                 item, output = await next_done
+                for line in _drain(run):
+                    yield line
                 yield _finish(item.use, output)
+
+
+def _drain(run: ToolRun) -> list[Notice]:
+    lines, run.notices = run.notices, []
+    return [Notice(line) for line in lines]
 
 
 def _finish(use: ToolUseBlock, output: ToolOutput) -> ToolFinished:
@@ -95,14 +122,35 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
         return ToolOutput(f"Unknown tool: {use.name}. Available tools: {available}.", is_error=True)
     if use.input_error:
         return ToolOutput(f"Invalid input for {use.name}: {use.input_error}. Send the call again.", is_error=True)
+    raw: Mapping[str, Any] = use.input
+    args = _validated(tool, use.name, raw)
+    if isinstance(args, ToolOutput):
+        return args
+    hook_permission: HookPermission = ""
+    context: tuple[str, ...] = ()
+    if run.hooks is not None and run.hooks.active("PreToolUse", use.name):
+        fields = {"tool_name": use.name, "tool_input": dict(raw), "tool_use_id": use.id}
+        try:
+            verdict = await run.signal.race(run.hooks.run("PreToolUse", fields, use.name))
+        except Aborted:
+            return ToolOutput(SKIPPED, is_error=True)
+        run.notices.extend(verdict.messages)
+        if verdict.stop:
+            run.end_turn = True
+            return ToolOutput(_stopped("PreToolUse", verdict.stop_reason), is_error=True)
+        if verdict.block or verdict.permission == "deny":
+            why = verdict.permission_reason or verdict.reason or "no reason given"
+            return ToolOutput(f"Blocked by a PreToolUse hook: {why}", is_error=True)
+        if verdict.updated_input is not None:
+            raw = verdict.updated_input
+            args = _validated(tool, use.name, raw, "the input a PreToolUse hook gave")
+            if isinstance(args, ToolOutput):
+                return args
+        hook_permission = verdict.permission if verdict.permission in ("allow", "ask") else ""
+        context = tuple(verdict.context)
     try:
-        args = tool.validate(use.input)
-    except ToolInputError as exc:
-        return ToolOutput(f"Invalid input for {use.name}: {exc}", is_error=True)
-    except Exception as exc:  # a validator bug must not break the conversation
-        return ToolOutput(f"Invalid input for {use.name}: {type(exc).__name__}: {exc}", is_error=True)
-    try:
-        decision = await run.signal.race(run.can_use_tool(tool, use.input))
+        info = ToolCallInfo(use.id, hook_permission)
+        decision = await run.signal.race(run.can_use_tool(tool, raw, info))
     except Aborted:
         return ToolOutput(SKIPPED, is_error=True)
     except Exception as exc:  # the input defeated the permission check: refuse, and say why
@@ -113,7 +161,27 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
     if isinstance(decision, Deny):
         run.end_turn = run.end_turn or decision.end_turn
         return ToolOutput(decision.message, is_error=True, denied=True)
-    return _Ready(use, tool, args)
+    if isinstance(decision, Allow) and decision.updated_input is not None:
+        raw = decision.updated_input
+        args = _validated(tool, use.name, raw, "the input the permission answer gave")
+        if isinstance(args, ToolOutput):
+            return args
+    return _Ready(use, tool, args, raw, context)
+
+
+def _validated(tool: Tool, name: str, raw: Mapping[str, Any], whose: str = "") -> object:
+    """The tool's parsed arguments, or the error result saying why `raw` does not fit."""
+    where = f" ({whose})" if whose else ""
+    try:
+        return tool.validate(raw)
+    except ToolInputError as exc:
+        return ToolOutput(f"Invalid input for {name}{where}: {exc}", is_error=True)
+    except Exception as exc:  # a validator bug must not break the conversation
+        return ToolOutput(f"Invalid input for {name}{where}: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def _stopped(event: str, reason: str) -> str:
+    return f"Stopped by a {event} hook: {reason}" if reason else f"Stopped by a {event} hook."
 
 
 async def _execute_tagged(ready: _Ready, run: ToolRun, bound: asyncio.Semaphore) -> tuple[_Ready, ToolOutput]:
@@ -126,8 +194,43 @@ async def _execute(ready: _Ready, run: ToolRun) -> ToolOutput:
         return ToolOutput(SKIPPED, is_error=True)
     try:
         context = msgspec.structs.replace(run.context, call_id=ready.use.id)
-        return await run.signal.race(ready.tool.call(ready.args, context))
+        output = await run.signal.race(ready.tool.call(ready.args, context))
     except Aborted:
         return ToolOutput(INTERRUPTED, is_error=True)
     except Exception as exc:  # a tool bug must not break the conversation
         return ToolOutput(f"{ready.use.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if not output.is_error and run.hooks is not None and run.hooks.active("PostToolUse", ready.use.name):
+        output = await _after_hooks(ready, output, run)
+    if ready.context:
+        output = msgspec.structs.replace(output, content=_with_context(output.content, ready.context))
+    return output
+
+
+async def _after_hooks(ready: _Ready, output: ToolOutput, run: ToolRun) -> ToolOutput:
+    """PostToolUse: the hooks see the result and may replace it, add to it, or (block) tell the model why not."""
+    assert run.hooks is not None
+    fields = {
+        "tool_name": ready.use.name,
+        "tool_input": dict(ready.raw),
+        "tool_use_id": ready.use.id,
+        "tool_response": {"content": output.content, "is_error": output.is_error},
+    }
+    try:
+        verdict = await run.signal.race(run.hooks.run("PostToolUse", fields, ready.use.name))
+    except Aborted:
+        return output  # the call ran; what it produced stays its result
+    run.notices.extend(verdict.messages)
+    content = output.content if verdict.updated_output is None else verdict.updated_output
+    notes = list(verdict.context)
+    if verdict.block:
+        notes.append(f"A PostToolUse hook objects: {verdict.reason or 'no reason given'}")
+    if verdict.stop:
+        run.end_turn = True
+        notes.append(_stopped("PostToolUse", verdict.stop_reason))
+    if notes:
+        content = _with_context(content, tuple(notes))
+    return msgspec.structs.replace(output, content=content)
+
+
+def _with_context(content: str, notes: tuple[str, ...]) -> str:
+    return "\n\n".join([content, *notes])

@@ -21,7 +21,6 @@ import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -33,7 +32,8 @@ from .slash import SlashCommands, is_command
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..app import Assembled, PermissionOptions
+    from ..app import Assembled, SessionOptions
+    from ..host import SessionHost
     from ..messages import Message, ToolUseBlock
     from ..permissions.policy import Answer, PermissionRequest
     from ..tools.skill import SkillTool
@@ -65,24 +65,17 @@ def _one_line(text: str, limit: int = 300) -> str:
 class Repl:
     """One interactive session."""
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        *,
-        max_turns: int = 20,
-        permissions: PermissionOptions | None = None,
-        resume: Path | None = None,
-        early: EarlyFrame | None = None,
-    ) -> None:
+    def __init__(self, config: ProviderConfig, options: SessionOptions, *, early: EarlyFrame | None = None) -> None:
         self.config = config
+        self.options = options
         self.early = early
         """The banner and idle prompt `ram` drew before this module was imported (see `early.py`)."""
-        self.max_turns = max_turns
-        self.permissions = permissions
-        self.resume = resume
-        self.cwd = Path.cwd().resolve()
+        self.resume = options.resume
+        self.cwd = options.cwd.resolve()
+        self.host: SessionHost | None = None
+        """The session's owner, once built (None while the first prompt is up)."""
         self.built: Assembled | None = None
-        """The session and its parts, once built (None while the first prompt is up)."""
+        """The session and its parts (the host's), once built."""
         self.view: TurnView | None = None
         """The running turn's display."""
         self.commands = SlashCommands(self)
@@ -140,38 +133,38 @@ class Repl:
         if self._build_task is None:
             self._build_task = asyncio.ensure_future(self._build())
 
-    def _build_sync(self) -> Assembled:
-        from ..app import build_session
+    def _build_sync(self) -> SessionHost:
+        import msgspec
+
+        from ..host import SessionHost
         from .render import make_console, preload
 
-        built = build_session(
-            self.config,
-            cwd=self.cwd,
-            max_turns=self.max_turns,
-            permissions=self.permissions,
-            asker=self._ask_permission,
-            mock_chunk_delay=MOCK_PACE,
-            resume=self.resume,
-        )
+        options = msgspec.structs.replace(self.options, mock_chunk_delay=MOCK_PACE)
+        host = SessionHost.build(self.config, options, asker=self._ask_permission)
         preload()
         if self._console is None:
             self._console = make_console()
-        return built
+        return host
 
     async def _build(self) -> Assembled:
         try:
-            built = await asyncio.to_thread(self._build_sync)
+            host = await asyncio.to_thread(self._build_sync)
         except Exception as exc:
-            message = f"error: cannot start the session: {_one_line(str(exc) or type(exc).__name__)}"
-            self._exit_code = 1
+            from ..session_lock import SessionInUse
+
+            in_use = isinstance(exc, SessionInUse)  # another process took the session since `ram` checked
+            reason = _one_line(str(exc) or type(exc).__name__)
+            message = f"error: {reason}" if in_use else f"error: cannot start the session: {reason}"
+            self._exit_code = 2 if in_use else 1
             if self.input is not None:
                 self.input.print_above(message)
                 self.input.interrupt()
             raise SetupFailed(message) from None
-        from ..app import REPL_FAIL_CLOSED  # loaded by the build already
+        from ..permissions.configured import REPL_FAIL_CLOSED  # loaded by the build already
 
-        self.built = built
-        built.mcp.start()
+        self.host, self.built = host, host.built
+        built = host.built
+        host.start()
         lines = [f"warning: {warning}" for warning in built.warnings]
         lines += [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in built.permission_settings.errors]
         if self.resume is not None:
@@ -191,16 +184,15 @@ class Repl:
         if self._build_task is None:
             return
         try:
-            built = await self._build_task
+            await self._build_task
         except Exception:
             return
+        host = self.host
+        assert host is not None
+        saved = host.built.recorder.saved
         with contextlib.suppress(Exception):
-            await built.mcp.aclose()
-        with contextlib.suppress(Exception):
-            await built.provider.aclose()
-        saved = built.recorder.saved
-        built.recorder.close()
-        if built.session.messages and saved:
+            await host.aclose()
+        if host.session.messages and saved:
             self.say("resume this conversation with: ram --continue", "dim")
 
     def _hand_over(self) -> None:
@@ -302,39 +294,34 @@ class Repl:
     # ---- turns ----
 
     async def join_mcp(self, built: Assembled) -> None:
+        """Add the tools of MCP servers that are ready (a command about to list them wants them)."""
         for warning in await built.mcp.join(built.session.tools):
             self.say(f"warning: {warning}", "yellow")
 
     async def turn(self, text: str, inject: Sequence[Message] = ()) -> None:
         """Send `text` (after `inject`) and show the turn until it ends, then the status line."""
         from ..events import Terminal
+        from ..host import Remark, Waiting
         from .render import TurnView
 
         built = await self.ready()
-        for line in built.permission_settings.refresh(built.policy):  # a fixed settings file counts at once
-            self.say(line, _style(line))
-        session = built.session
-        view = TurnView(self.console, self._describe, session.context.cwd)
+        host = self.host
+        assert host is not None
+        view = TurnView(self.console, self._describe, built.session.context.cwd)
         self.view = view
         terminal = Terminal("error", 0, "the turn ended without a result")
         with self._quiet_keyboard():
             view.start()
             try:
-                if built.mcp.manager is not None:
-                    view.waiting = "Starting MCP servers…"
-                await self.join_mcp(built)
-                attached: list[Message] = []
-                if text:
-                    attached, warnings = await built.mcp.mentions(text)
-                    for warning in warnings:
-                        self.say(f"warning: {warning}", "yellow")
-                    if attached:
-                        self.say(f"attached {len(attached)} MCP resource(s)", "dim")
-                view.waiting = ""
-                async for event in session.run_turn(text, inject_before=[*attached, *inject]):
-                    if isinstance(event, Terminal):
+                async for event in host.turn(text, inject=inject):
+                    if isinstance(event, Remark):
+                        self.say(event.text, _style(event.text))
+                    elif isinstance(event, Waiting):
+                        view.waiting = event.what
+                    elif isinstance(event, Terminal):
                         terminal = event
                     else:
+                        view.waiting = ""
                         view.event(event)
             except asyncio.CancelledError:
                 self._interrupted = True
@@ -352,15 +339,8 @@ class Repl:
 
     def _repair(self) -> None:
         """After a turn stopped abruptly: answer any tool call left without a result, so the history stays valid."""
-        if self.built is None:
-            return
-        from .. import transcript
-
-        session = self.built.session
-        repaired = transcript.repair(session.messages)
-        if repaired:
-            session.restore([*session.messages, *repaired])
-            self.built.recorder.write(repaired)
+        if self.host is not None:
+            self.host.repair()
 
     def _status_line(self, built: Assembled) -> None:
         from ..pricing import cost_usd, format_cost
@@ -550,16 +530,9 @@ class Repl:
         )
 
 
-def run_repl(
-    config: ProviderConfig,
-    *,
-    max_turns: int = 20,
-    permissions: PermissionOptions | None = None,
-    resume: Path | None = None,
-    early: EarlyFrame | None = None,
-) -> int:
+def run_repl(config: ProviderConfig, options: SessionOptions, *, early: EarlyFrame | None = None) -> int:
     """Run the REPL until the user leaves; the process exit code. `early`: the first frame `ram` already drew."""
-    repl = Repl(config, max_turns=max_turns, permissions=permissions, resume=resume, early=early)
+    repl = Repl(config, options, early=early)
     try:
         with asyncio.Runner() as runner:
             return runner.run(repl.main())

@@ -1,0 +1,215 @@
+"""Hooks: code that runs at fixed points of a session and may steer it, with Claude Code's semantics.
+
+A hook is a handler registered for an event (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, ...)
+with a matcher on tool names. It receives the event's JSON (Claude Code's field names: `session_id`, `cwd`,
+`hook_event_name`, `tool_name`, `tool_input`, ...) and answers with Claude Code's hook output (`continue`,
+`stopReason`, `decision`, `reason`, `systemMessage`, `hookSpecificOutput` with `permissionDecision`,
+`updatedInput`, `additionalContext`). Handlers come from whoever drives the session — the Claude Agent SDK's
+hook callbacks over stream-json, a library caller, and (later) command hooks from settings files — and all
+feed this one mechanism. Matching handlers of one event run concurrently; their answers are combined into
+one `HookVerdict` (deny beats ask beats allow; any block blocks). A handler that fails or exceeds its timeout
+costs one warning and has no effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+HookEvent: TypeAlias = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+]
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+)
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a hook may take (Claude Code's default)."""
+
+PermissionVerdict: TypeAlias = Literal["allow", "deny", "ask", ""]
+
+
+class HookOutput(msgspec.Struct, frozen=True):
+    """One handler's answer, read from Claude Code's JSON hook output."""
+
+    continue_: bool = True
+    """False: stop the agent (`stop_reason` is shown)."""
+    stop_reason: str = ""
+    block: bool = False
+    """`decision: "block"` (or a command hook's exit code 2): refuse what the event is about."""
+    reason: str = ""
+    """Why (the model reads it for tool events and Stop; the user for UserPromptSubmit)."""
+    system_message: str = ""
+    """A line for the user."""
+    permission: PermissionVerdict = ""
+    """PreToolUse's `permissionDecision`."""
+    permission_reason: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    """PreToolUse: the input the tool runs with instead."""
+    additional_context: str = ""
+    """Text added for the model (after a tool result, or before the user's prompt)."""
+    updated_output: str | None = None
+    """PostToolUse: the tool result the model sees instead."""
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> HookOutput:
+        """Claude Code's hook output object; unknown fields are ignored, wrong types treated as absent."""
+        specific = raw.get("hookSpecificOutput")
+        specific = specific if isinstance(specific, Mapping) else {}
+        decision = specific.get("permissionDecision")
+        legacy = raw.get("decision")  # older PreToolUse hooks said approve/block here
+        permission: PermissionVerdict = decision if decision in ("allow", "deny", "ask") else ""
+        if not permission and legacy == "approve":
+            permission = "allow"
+        updated_input = specific.get("updatedInput")
+        updated_output = specific.get("updatedToolOutput", specific.get("updatedMCPToolOutput"))
+        if updated_output is not None and not isinstance(updated_output, str):
+            import json
+
+            updated_output = json.dumps(updated_output, ensure_ascii=False)
+        return cls(
+            continue_=raw.get("continue") is not False,
+            stop_reason=_text(raw.get("stopReason")),
+            block=legacy == "block",
+            reason=_text(raw.get("reason")),
+            system_message=_text(raw.get("systemMessage")),
+            permission=permission,
+            permission_reason=_text(specific.get("permissionDecisionReason")),
+            updated_input=dict(updated_input) if isinstance(updated_input, Mapping) else None,
+            additional_context=_text(specific.get("additionalContext")),
+            updated_output=updated_output,
+        )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+HookHandler: TypeAlias = Callable[[dict[str, Any]], Awaitable[HookOutput]]
+"""Runs one hook: the event's JSON in, its answer out."""
+
+
+class HookEntry(msgspec.Struct, frozen=True):
+    """One registered hook."""
+
+    event: HookEvent
+    handler: HookHandler
+    matcher: str = ""
+    """Tool-name pattern for tool events: empty or `*` matches all, `Edit|Write` alternatives, else a regex."""
+    timeout: float = DEFAULT_TIMEOUT
+    label: str = "hook"
+    """How warnings name it (`SDK hook hook_0`, a command line)."""
+
+    def matches(self, tool_name: str | None) -> bool:
+        if tool_name is None or self.matcher in ("", "*"):
+            return True
+        if re.fullmatch(r"[\w|-]+", self.matcher):
+            return tool_name in self.matcher.split("|")
+        try:
+            return re.fullmatch(self.matcher, tool_name) is not None
+        except re.error:
+            return False
+
+
+class HookVerdict(msgspec.Struct):
+    """The combined answer of every hook that ran for one event."""
+
+    ran: int = 0
+    block: bool = False
+    reasons: list[str] = msgspec.field(default_factory=list)
+    permission: PermissionVerdict = ""
+    permission_reason: str = ""
+    updated_input: Mapping[str, Any] | None = None
+    context: list[str] = msgspec.field(default_factory=list)
+    stop: bool = False
+    stop_reason: str = ""
+    messages: list[str] = msgspec.field(default_factory=list)
+    """Lines for the user (system messages, warnings about failed hooks)."""
+    updated_output: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return " ".join(self.reasons)
+
+    def add(self, output: HookOutput) -> None:
+        self.ran += 1
+        if output.block:
+            self.block = True
+        if output.reason:
+            self.reasons.append(output.reason)
+        rank = {"": 0, "allow": 1, "ask": 2, "deny": 3}
+        if rank[output.permission] > rank[self.permission]:
+            self.permission = output.permission
+            self.permission_reason = output.permission_reason or output.reason
+        if output.updated_input is not None:
+            self.updated_input = output.updated_input
+        if output.additional_context:
+            self.context.append(output.additional_context)
+        if not output.continue_:
+            self.stop = True
+            self.stop_reason = self.stop_reason or output.stop_reason
+        if output.system_message:
+            self.messages.append(output.system_message)
+        if output.updated_output is not None:
+            self.updated_output = output.updated_output
+
+
+class Hooks:
+    """The hooks of one session, and the fields every event's JSON carries."""
+
+    def __init__(self, entries: Sequence[HookEntry] = (), base: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.entries: list[HookEntry] = list(entries)
+        self.base = base or dict
+        """The common fields (`session_id`, `transcript_path`, `cwd`, `permission_mode`)."""
+
+    def add(self, entry: HookEntry) -> None:
+        self.entries.append(entry)
+
+    def active(self, event: HookEvent, tool_name: str | None = None) -> bool:
+        return any(e.event == event and e.matches(tool_name) for e in self.entries)
+
+    async def run(self, event: HookEvent, fields: Mapping[str, Any], tool_name: str | None = None) -> HookVerdict:
+        """Run every hook of `event` that matches `tool_name`, concurrently; their combined verdict."""
+        verdict = HookVerdict()
+        matching = [e for e in self.entries if e.event == event and e.matches(tool_name)]
+        if not matching:
+            return verdict
+        payload = {**self.base(), "hook_event_name": event, **fields}
+        outcomes = await asyncio.gather(*(_run_one(e, dict(payload)) for e in matching))
+        for outcome in outcomes:
+            if isinstance(outcome, str):
+                verdict.messages.append(outcome)
+            else:
+                verdict.add(outcome)
+        return verdict
+
+
+async def _run_one(entry: HookEntry, payload: dict[str, Any]) -> HookOutput | str:
+    """The handler's output, or a warning line when it failed."""
+    try:
+        return await asyncio.wait_for(entry.handler(payload), entry.timeout)
+    except TimeoutError:
+        return f"warning: {entry.event} {entry.label} took longer than {entry.timeout:g} s and was stopped"
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a broken hook costs one line, never the session
+        return f"warning: {entry.event} {entry.label} failed: {type(exc).__name__}: {exc}"

@@ -1,0 +1,195 @@
+"""`SessionHost`: the one owner of a session's life — built once, used for many turns, closed once.
+
+Every way of driving ram goes through it: headless runs, the REPL, the stream-json protocol (the Claude Agent SDK),
+the Python library and the ACP agent. It holds the assembled parts (`app.Assembled`: session, provider,
+permissions, knowledge, transcript, MCP servers) and does, in order, what each of them used to repeat:
+
+    build (sync; the REPL does it in a thread)  →  start (MCP servers connect in the background)
+    turn(text) × N:  re-read changed settings → join ready MCP tools → attach @server:uri mentions → run the turn
+    aclose():  MCP servers, then the provider, then the transcript — each one even if another fails or the
+               closing task is cancelled; a second call does nothing.
+
+A turn that is cancelled (Ctrl+C on a task that ignores the abort signal, a client going away) still leaves a valid
+history: every tool call without a result gets an "interrupted" one, on disk too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import TypeAlias
+
+import msgspec
+
+from . import transcript
+from .app import Assembled, SessionOptions, build_session
+from .config import ProviderConfig
+from .events import QueryEvent
+from .hooks import Hooks
+from .messages import Message
+from .permissions.policy import Asker
+from .session import Session
+
+
+class Remark(msgspec.Struct, frozen=True):
+    """A line about the session itself rather than the conversation (settings re-read, an MCP server that failed,
+    resources attached), already prefixed `warning:` or `error:` where it is one."""
+
+    text: str
+
+
+class Waiting(msgspec.Struct, frozen=True):
+    """The turn waits for something before its first model call (MCP servers still starting)."""
+
+    what: str
+
+
+HostEvent: TypeAlias = QueryEvent | Remark | Waiting
+
+
+class SessionHost:
+    """A session with its parts running; an async context manager."""
+
+    def __init__(self, built: Assembled, config: ProviderConfig) -> None:
+        self.built = built
+        self.config = config
+        """The provider configuration it was built from (its model may have been switched since)."""
+        self._started = False
+        self._closed = False
+
+    @classmethod
+    def build(
+        cls,
+        config: ProviderConfig,
+        options: SessionOptions,
+        *,
+        asker: Asker | None = None,
+        hooks: Hooks | None = None,
+    ) -> SessionHost:
+        """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written)."""
+        host = cls(build_session(config, options, asker=asker, hooks=hooks), config)
+        if hooks is not None:
+            hooks.base = host.hook_fields
+        return host
+
+    # ---- the parts ----
+
+    @property
+    def session(self) -> Session:
+        """The conversation (history, totals, the running turn)."""
+        return self.built.session
+
+    @property
+    def warnings(self) -> list[str]:
+        """Setup problems found while building, one line each (the caller shows them)."""
+        return self.built.warnings
+
+    @property
+    def session_id(self) -> str:
+        return self.built.session.session_id
+
+    @property
+    def model(self) -> str:
+        return self.built.provider.model
+
+    def set_model(self, model: str) -> None:
+        """Send the next model calls to `model` (same provider and endpoint)."""
+        self.built.provider.model = model
+
+    def hook_fields(self) -> dict[str, object]:
+        """The fields every hook event carries (Claude Code's names)."""
+        recorder = self.built.recorder.transcript
+        return {
+            "session_id": self.session_id,
+            "transcript_path": str(recorder.path) if recorder is not None else "",
+            "cwd": str(self.built.session.context.cwd),
+            "permission_mode": self.built.policy.mode,
+        }
+
+    # ---- life ----
+
+    def start(self) -> None:
+        """Connect the MCP servers in the background (inside the running event loop); once."""
+        if not self._started:
+            self._started = True
+            self.built.mcp.start()
+
+    async def __aenter__(self) -> SessionHost:
+        self.start()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers, close the provider's connections and the transcript, in that order; each step
+        runs even if an earlier one failed or this task is cancelled meanwhile."""
+        if self._closed:
+            return
+        self._closed = True
+        built = self.built
+        cancelled = False
+        for step in (built.mcp.aclose, built.provider.aclose):
+            try:
+                await asyncio.shield(step())
+            except asyncio.CancelledError:
+                cancelled = True  # finish closing, then let the cancellation through
+            except Exception:  # a part that fails to close must not keep the others open
+                pass
+        built.recorder.close()
+        if cancelled:
+            raise asyncio.CancelledError
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # ---- turns ----
+
+    @property
+    def turn_in_progress(self) -> bool:
+        return self.built.session.turn_in_progress
+
+    async def turn(self, text: str, *, inject: Sequence[Message] = ()) -> AsyncIterator[HostEvent]:
+        """Send `text` (after `inject`) and yield the turn's events; the last one is always a `Terminal`."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        self.start()
+        built = self.built
+        for line in built.permission_settings.refresh(built.policy):  # a fixed settings file counts at once
+            yield Remark(line)
+        if built.mcp.manager is not None:
+            yield Waiting("Starting MCP servers…")
+        for warning in await built.mcp.join(built.session.tools):
+            yield Remark(f"warning: {warning}")
+        attached: list[Message] = []
+        if text:
+            attached, warnings = await built.mcp.mentions(text)
+            for warning in warnings:
+                yield Remark(f"warning: {warning}")
+            if attached:
+                yield Remark(f"attached {len(attached)} MCP resource(s)")
+        try:
+            async for event in built.session.run_turn(text, inject_before=[*attached, *inject]):
+                yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            self.repair()
+            raise
+
+    def interrupt(self, reason: str = "interrupted") -> bool:
+        """Stop the running turn (model stream, tools, their processes); False when none is running."""
+        return self.built.session.abort_current_turn(reason)
+
+    def repair(self) -> None:
+        """After a turn stopped abruptly: answer any tool call left without a result, so the history (and the
+        transcript) stays valid."""
+        session = self.built.session
+        repaired = transcript.repair(session.messages)
+        if repaired:
+            session.restore([*session.messages, *repaired])
+            with contextlib.suppress(Exception):
+                self.built.recorder.write(repaired)
