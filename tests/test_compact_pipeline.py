@@ -63,9 +63,14 @@ def long_history() -> list[Message]:
     return out
 
 
+SEED = {"COMPACT_PROFILE": "seed"}
+"""These are the seed's tests: they run under its profile (the default profile, v2, has its own tests)."""
+
+
 def opts(**overrides: Any) -> CompactOptions:
-    """Options from an empty environment plus overrides (the developer's shell never leaks in)."""
-    return CompactOptions.from_env({}, **overrides)
+    """The seed's options from an otherwise empty environment plus overrides (the developer's shell never leaks
+    in)."""
+    return CompactOptions.from_env(SEED, **overrides)
 
 
 def results(messages: Sequence[Message]) -> list[ToolResultBlock]:
@@ -223,7 +228,7 @@ def test_c10_under_the_threshold_nothing_is_dropped() -> None:
 
 
 def test_c12_threshold_from_the_environment() -> None:
-    options = CompactOptions.from_env({"COMPACT_THRESHOLD_CHARS": "50"}, max_messages=12)
+    options = CompactOptions.from_env({**SEED, "COMPACT_THRESHOLD_CHARS": "50"}, max_messages=12)
     assert options.threshold_chars == 50
     assert len(compact_messages(conv(10), options)) <= 12
 
@@ -268,14 +273,16 @@ def test_c13_disabled_by_option_returns_the_same_list() -> None:
 
 def test_c14_compact_0_in_the_environment_turns_everything_off() -> None:
     history = [*conv(3), *tool_turn("t", "x" * 9000)]
-    options = CompactOptions.from_env({"COMPACT": "0"}, max_tool_result_chars=100, max_messages=1)
+    options = CompactOptions.from_env({**SEED, "COMPACT": "0"}, max_tool_result_chars=100, max_messages=1)
     assert options.enabled is False
     assert compact_messages(history, options) is history
 
 
 def test_c19_compact_0_with_micro_options() -> None:
     history = long_history()
-    options = CompactOptions.from_env({"COMPACT": "0"}, threshold_chars=0, micro_keep_recent=0, micro_min_chars=1)
+    options = CompactOptions.from_env(
+        {**SEED, "COMPACT": "0"}, threshold_chars=0, micro_keep_recent=0, micro_min_chars=1
+    )
     assert compact_messages(history, options) is history
 
 
@@ -285,15 +292,16 @@ def test_c19_compact_0_with_micro_options() -> None:
     + [({"COMPACT_THRESHOLD_CHARS": bad}, 80_000) for bad in ("", "80k", "-5", " 50", "1e3", "٣")],
 )
 def test_threshold_env_must_be_all_digits(env: dict[str, str], threshold: int) -> None:
-    assert CompactOptions.from_env(env).threshold_chars == threshold
+    assert CompactOptions.from_env({**SEED, **env}).threshold_chars == threshold
 
 
 def test_options_override_the_environment() -> None:
-    env = {"COMPACT": "0", "COMPACT_THRESHOLD_CHARS": "50", "COMPACT_LOW_WATER_PERCENT": "40"}
+    env = {**SEED, "COMPACT": "0", "COMPACT_THRESHOLD_CHARS": "50", "COMPACT_LOW_WATER_PERCENT": "40"}
     options = CompactOptions.from_env(env, enabled=True, threshold_chars=7, low_water_percent=None)
     assert (options.enabled, options.threshold_chars, options.low_water_percent) == (True, 7, 40)
     assert CompactOptions.from_env({"COMPACT": "false"}).enabled is True  # only "0" turns it off
-    assert CompactOptions.from_env({}) == CompactOptions()  # the seed's defaults
+    assert CompactOptions.from_env(SEED) == CompactOptions.seed()  # the seed's defaults
+    assert CompactOptions.from_env({}) == CompactOptions()  # the default profile's
     with pytest.raises(TypeError):
         CompactOptions.from_env({}, no_such_option=1)
 
@@ -568,7 +576,7 @@ async def test_c24_the_loop_sends_the_compacted_copy_and_keeps_the_history(tmp_p
         messages=history,
         tools=ToolRegistry([EchoTool()]),
         context=ToolContext(cwd=tmp_path),
-        compact=CompactOptions(max_tool_result_chars=1000),
+        compact=CompactOptions.seed(max_tool_result_chars=1000),
     )
     events = [e async for e in query(params, QueryDeps(call_model=model))]
     assert isinstance(events[-1], Terminal) and events[-1].reason == "completed"
@@ -589,5 +597,5 @@ def test_a_placeholder_longer_than_the_budget_is_left_alone() -> None:
         Message("assistant", (ToolUseBlock("t0", "Read", {"file_path": "src/app.py"}),)),
         Message("user", (ToolResultBlock("t0", placeholder),)),
     ]
-    options = CompactOptions(max_tool_result_chars=40)
+    options = CompactOptions.seed(max_tool_result_chars=40)
     assert apply_tool_result_budget(history, options) is history

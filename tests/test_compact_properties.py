@@ -1,5 +1,6 @@
 """Properties of the outbound pipeline over random valid histories (hypothesis), and the low-water variant's
-promise: the request prefix stays the same across calls until the next cut."""
+promise: the request prefix stays the same across calls until the next cut. The seed's pipeline and its
+low-water option run under `COMPACT_PROFILE=seed`; profile v2 (the default) has its own properties below."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from react_agent_mini.compact.budget import TRUNCATION_NOTE
+from react_agent_mini.compact.economy import DROPPED_NOTE, outbound_tokens
 from react_agent_mini.compact.estimate import estimate_outbound_chars, message_chars
 from react_agent_mini.compact.pipeline import (
     CompactOptions,
@@ -64,7 +66,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
 def cases(draw: st.DrawFn, low_water: bool = False) -> tuple[list[Message], CompactOptions]:
     history = draw(histories())
     size = estimate_outbound_chars(history)
-    options = CompactOptions(
+    options = CompactOptions.seed(
         threshold_chars=draw(st.integers(0, size + size // 4 + 1)),
         max_tool_result_chars=draw(st.sampled_from([40, 500, 4000, 1_000_000])),
         micro_keep_recent=draw(st.integers(0, 5)),
@@ -112,7 +114,7 @@ def assert_suffix_of(out: Sequence[Message], history: Sequence[Message], options
 
 def floor_chars(history: Sequence[Message], options: CompactOptions) -> int:
     """The estimate once ① ran and ② cleared everything it may (forced over the threshold)."""
-    forced = msgspec.structs.replace(options, threshold_chars=-1, low_water_percent=0)
+    forced = msgspec.structs.replace(options, threshold_chars=-1, low_water_percent=0)  # seed profile: -1 is "always"
     return estimate_outbound_chars(microcompact_messages(apply_tool_result_budget(history, options), forced))
 
 
@@ -204,8 +206,8 @@ def replay(options: CompactOptions, turns: int = 90, seed: int = 3) -> tuple[int
 
 
 def test_low_water_breaks_the_prefix_far_less_often_than_the_seed() -> None:
-    seed_breaks, seed_share, seed_peak = replay(CompactOptions(threshold_chars=40_000))
-    low_breaks, low_share, low_peak = replay(CompactOptions(threshold_chars=40_000, low_water_percent=50))
+    seed_breaks, seed_share, seed_peak = replay(CompactOptions.seed(threshold_chars=40_000))
+    low_breaks, low_share, low_peak = replay(CompactOptions.seed(threshold_chars=40_000, low_water_percent=50))
     assert seed_breaks > 100  # the seed's ③ and ② move on nearly every call once over the threshold
     assert low_breaks * 3 < seed_breaks
     assert low_share > seed_share + 0.15
@@ -215,7 +217,7 @@ def test_low_water_breaks_the_prefix_far_less_often_than_the_seed() -> None:
 def test_low_water_prefix_is_identical_until_the_next_cut() -> None:
     """Between two calls the request only grows at its end, unless the part being sent passed the threshold at
     the second call — that is the only moment a stage may act."""
-    options = CompactOptions(threshold_chars=30_000, low_water_percent=50)
+    options = CompactOptions.seed(threshold_chars=30_000, low_water_percent=50)
     history, calls = growing_session(70, seed=11)
     previous: Sequence[Message] | None = None
     acted = 0
@@ -233,15 +235,112 @@ def test_low_water_prefix_is_identical_until_the_next_cut() -> None:
 
 
 def test_low_water_off_by_default_and_from_the_environment() -> None:
-    assert CompactOptions().low_water is False
-    assert CompactOptions.from_env({"COMPACT_LOW_WATER_PERCENT": "50"}).low_water_percent == 50
-    assert CompactOptions.from_env({"COMPACT_LOW_WATER_PERCENT": "500"}).low_water_percent == 100
-    assert CompactOptions(low_water_percent=100).low_water is False  # 100% would be the seed's behaviour anyway
+    assert CompactOptions.seed().low_water is False
+    seed = {"COMPACT_PROFILE": "seed"}
+    assert CompactOptions.from_env({**seed, "COMPACT_LOW_WATER_PERCENT": "50"}).low_water_percent == 50
+    assert CompactOptions.from_env({**seed, "COMPACT_LOW_WATER_PERCENT": "500"}).low_water_percent == 100
+    assert CompactOptions.seed(low_water_percent=100).low_water is False  # 100% would be the seed's behaviour
 
 
 def test_low_water_truncation_notes_in_the_request_are_stable() -> None:
     history, calls = growing_session(10, seed=5)
-    options = CompactOptions(low_water_percent=50)
+    options = CompactOptions.seed(low_water_percent=50)
     first = outbound(tuple(history[: calls[-1]]), options)
     again = outbound(tuple(history[: calls[-1]]), options)
     assert first == again and any(TRUNCATION_NOTE in r.content for m in first for r in m.tool_results)
+
+
+# ---- profile v2 (the default) ----
+
+
+@st.composite
+def v2_cases(draw: st.DrawFn) -> tuple[list[Message], CompactOptions]:
+    history = draw(histories())
+    size = outbound_tokens(history)
+    options = CompactOptions(
+        threshold_chars=4 * draw(st.integers(0, size + size // 4 + 1)),
+        fresh_result_tokens=draw(st.sampled_from([10, 100, 1000, 100_000])),
+        max_tool_result_chars=draw(st.sampled_from([40, 500, 4000])),
+        micro_keep_recent=draw(st.integers(0, 5)),
+        micro_min_chars=draw(st.sampled_from([0, 30, 500])),
+        low_water_percent=draw(st.sampled_from([0, 30, 50, 80, 100])),
+    )
+    return history, options
+
+
+def _sent_as(sent: Message, original: Message) -> bool:
+    """`sent` is `original` as a stage passes it on: itself, or with some results cut or cleared."""
+    if sent is original:
+        return True
+    if sent.is_user_text or (sent.role, sent.id, len(sent.content)) != (
+        original.role,
+        original.id,
+        len(original.content),
+    ):
+        return False
+    return all(
+        a is b or (isinstance(a, ToolResultBlock) and isinstance(b, ToolResultBlock) and a.tool_use_id == b.tool_use_id)
+        for a, b in zip(sent.content, original.content, strict=True)
+    )
+
+
+def assert_kept_what_the_user_wrote(out: Sequence[Message], history: Sequence[Message]) -> None:
+    """Every user text message of the history is in `out`, the very same object, in order; what is dropped
+    is assistant and tool traffic, from the front, and says so once; the rest is the history's tail."""
+    texts = [m for m in history if m.is_user_text]
+    assert [m for m in out if m.is_user_text and m is not DROPPED_NOTE] == texts
+    body = out[1:] if out and out[0] is DROPPED_NOTE else out
+    assert all(m is not DROPPED_NOTE for m in body)
+    kept = 0  # the tail: the history's last messages, one for one
+    while kept < min(len(body), len(history)) and _sent_as(body[-1 - kept], history[-1 - kept]):
+        kept += 1
+    front = body[: len(body) - kept]
+    assert all(m.is_user_text for m in front)  # before the tail: only what the user wrote (and injected text)
+    if body is out:
+        assert not front and kept == len(history)  # nothing dropped: the whole history
+    elif kept:
+        assert body[len(body) - kept].is_user_text  # the tail starts at a user text message: pairing-safe
+
+
+@settings(max_examples=150, deadline=None)
+@given(v2_cases())
+def test_v2_pipeline_properties(case: tuple[list[Message], CompactOptions]) -> None:
+    history, options = case
+    snapshot = list(history)
+    out = compact_messages(history, options)
+    assert history == snapshot  # outbound only
+    assert_valid(out)
+    assert_kept_what_the_user_wrote(out, history)
+    if list(out) == history:
+        assert out is history  # unchanged input: the very same list
+    if outbound_tokens(out) > options.threshold_tokens:
+        # Still over it only when no deeper cut was left: the tail starts at the last user text message, so no
+        # user text follows the first message that is not one.
+        body = out[1:] if out and out[0] is DROPPED_NOTE else out
+        other = next((i for i, m in enumerate(body) if not m.is_user_text), len(body))
+        assert not any(m.is_user_text for m in body[other:])
+    for block in (b for m in out for b in m.content if isinstance(b, ToolResultBlock)):
+        original = next(r for m in history for r in m.tool_results if r.tool_use_id == block.tool_use_id)
+        assert block is original or len(block.content) < len(original.content) + LONGEST_NOTE  # only ever cut
+
+
+@settings(max_examples=60, deadline=None)
+@given(v2_cases())
+def test_v2_requests_only_grow_until_the_threshold_is_passed(case: tuple[list[Message], CompactOptions]) -> None:
+    """Replayed call by call: a request is the previous one plus what was added since, unless that would pass
+    the threshold — the only moment v2 may change what it sent before."""
+    history, options = case
+    # Where the model is called: after a user message an assistant message follows (what a session sends).
+    points = [
+        i + 1 for i in range(len(history) - 1) if history[i].role == "user" and history[i + 1].role == "assistant"
+    ]
+    previous: Sequence[Message] | None = None
+    before = 0
+    for length in points:
+        current = compact_messages(tuple(history[:length]), options)
+        if previous is not None:
+            added = list(apply_tool_result_budget(tuple(history[:length]), options)[before:length])
+            grown = [*previous, *added]
+            if outbound_tokens(grown) <= options.threshold_tokens:
+                assert list(current) == grown
+        previous, before = current, length

@@ -517,8 +517,9 @@ def test_a_context_length_error_says_what_to_do_and_the_recap_pairs_the_last_exc
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     too_long = "This model's maximum context length is 65536 tokens. However, you requested 70000 tokens."
-    # refused, and the summary that would make it fit is refused too: the error, and what to do
-    fake_llm.enqueue(Reply(text="The first answer."), HttpError(400, too_long), HttpError(400, too_long))
+    # refused, and the summary that would make it fit is refused too (and so is the retry with the outbound
+    # threshold tightened to the stated window, where that lowers it): the error, and what to do
+    fake_llm.enqueue(Reply(text="The first answer."), *[HttpError(400, too_long)] * 3)
     with ram_term(fake_llm, tmp_path) as term:
         term.prompt()
         term.line("first question")

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .app import SessionOptions
+    from .claude_flags import SessionFields
     from .config import ProviderConfig
     from .permissions.configured import PermissionOptions
 
@@ -30,6 +32,9 @@ modes:
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
+  ram --input-format stream-json --output-format stream-json
+                          a long-lived session driven over stdin/stdout by a program (the Claude Agent SDK's
+                          ClaudeAgentOptions(cli_path=...) or claude-code-acp), in Claude Code's protocol
 
 environment:
   OPENAI_API_KEY          key for the OpenAI-compatible provider (chosen first when set)
@@ -44,7 +49,8 @@ environment:
   RAM_STREAM_IDLE_TIMEOUT seconds of silence mid-answer before the stream is retried (default 60)
   ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
-  COMPACT=0               no context compaction (COMPACT_THRESHOLD_CHARS, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
+  COMPACT=0               no context compaction (COMPACT_PROFILE=seed: the seed's pipeline exactly;
+                          COMPACT_THRESHOLD_CHARS, COMPACT_LOW_WATER_PERCENT, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
   CONTEXT_WINDOW_TOKENS   the model's context window (default: known per model)
   MCP_CONFIG              MCP config files to use instead of .mcp.json (comma-separated)
 
@@ -59,7 +65,8 @@ permissions:
 
 exit codes:
   0    completed
-  1    error (model API failure after retries, or an internal error)
+  1    error (model API failure after retries, or an internal error); with --input-format stream-json:
+       the last result was an error (also after --max-turns, an interrupt or --max-budget-usd)
   2    usage or configuration error (e.g. no API key, a settings file that cannot be parsed)
   3    stopped at --max-turns
   129  hung up (SIGHUP, e.g. the terminal closed; stopped as for Ctrl+C)
@@ -95,9 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--permission-mode",
-        choices=["default", "acceptEdits", "plan", "bypassPermissions"],
+        choices=SDK_PERMISSION_MODES,
         help="default: ask before changes (headless: deny); acceptEdits: allow edits inside the workspace; "
-        "plan: read-only; bypassPermissions: allow everything not denied by a rule",
+        "plan: read-only; bypassPermissions: allow everything not denied by a rule; dontAsk: deny what would "
+        "be asked, even with a driving program; auto: as default",
     )
     parser.add_argument(
         "--allowed-tools",
@@ -132,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the system prompt this directory gives (base prompt, environment, AGENTS.md/CLAUDE.md, "
         "memory, skills) and exit",
     )
-    parser.add_argument("--version", action="version", version=f"react-agent-mini {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=f"react-agent-mini {__version__}")
+    add_claude_code_flags(parser)
     return parser
 
 
@@ -174,11 +183,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .claude_flags import FlagError, session_fields, setting_sources
     from .config import ConfigError, resolve_provider
     from .trace import trace
 
+    try:
+        fields = session_fields(args, os.getcwd())
+        args.setting_sources = setting_sources(args.setting_sources)
+    except FlagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.print_system_prompt:
-        return _print_system_prompt()
+        return _print_system_prompt(fields)
+    for warning in fields.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.input_format == "stream-json":
+        return _run_stream_json(args, fields)
 
     task = " ".join(args.task).strip()
     stdin_is_tty = sys.stdin is not None and sys.stdin.isatty()
@@ -207,9 +227,18 @@ def _run(args: argparse.Namespace) -> int:
     resume = _session_to_resume(args)
     if isinstance(resume, int):
         return resume
+    problem = _session_flags_problem(args, fields, resume)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     trace("cli.start", mode=mode, provider=config.kind)
     if mode == "repl":
         from pathlib import Path
+
+        if args.permission_mode == "dontAsk":
+            print(
+                "warning: --permission-mode dontAsk is for programs; the REPL asks as in default mode", file=sys.stderr
+            )
 
         from .ui import early
 
@@ -218,10 +247,69 @@ def _run(args: argparse.Namespace) -> int:
         try:
             from .ui.repl import run_repl
 
-            return run_repl(config, _session_options(args, resume), early=frame)
+            return run_repl(config, _session_options(args, resume, fields), early=frame)
         finally:
             frame.restore()  # whatever happened, the shell gets its echo back
-    return _run_task(config, task, args, resume)
+    return _run_task(config, task, args, resume, fields)
+
+
+def _session_flags_problem(args: argparse.Namespace, fields: SessionFields, resume: Path | None) -> str:
+    """Why the session flags cannot be used as given ("" when they can); their warnings are printed."""
+    from .claude_flags import session_flags_check
+
+    problem, warnings = session_flags_check(args, fields, resuming=resume is not None)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return problem
+
+
+def _run_stream_json(args: argparse.Namespace, fields: SessionFields) -> int:
+    """`--input-format stream-json`: a long-lived session driven over stdin and stdout (the Claude Agent SDK)."""
+    from .config import ConfigError, resolve_provider
+
+    if args.output_format != "stream-json":
+        print("error: --input-format stream-json needs --output-format stream-json", file=sys.stderr)
+        return 2
+    if args.task:
+        print("error: --input-format stream-json reads the prompts from stdin; pass no task", file=sys.stderr)
+        return 2
+    if args.resume == "":
+        print("error: --resume needs a session id with --input-format stream-json", file=sys.stderr)
+        return 2
+    try:
+        config = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    resume = _session_to_resume(args)
+    if isinstance(resume, int):
+        return resume
+    problem = _session_flags_problem(args, fields, resume)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    import asyncio
+
+    from .session_lock import SessionInUse
+    from .stream_json.driver import DriverOptions, serve
+
+    driver = DriverOptions(
+        partial=args.include_partial_messages,
+        ask_client=args.permission_prompt_tool == "stdio",
+        mode=args.permission_mode or "",
+        allow_bypass=args.allow_dangerously_skip_permissions or args.permission_mode == "bypassPermissions",
+        max_budget_usd=args.max_budget_usd,
+    )
+    try:
+        return asyncio.run(serve(config, _session_options(args, resume, fields), driver))
+    except SessionInUse as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # last resort: one line, never a traceback
+        if os.environ.get("RAM_DEBUG") == "1":
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 STDIN_WAIT_SECONDS = 3.0
@@ -279,12 +367,17 @@ def _mcp_command(rest: list[str]) -> int:
         return 130
 
 
-def _print_system_prompt() -> int:
+def _print_system_prompt(fields: SessionFields) -> int:
     from pathlib import Path
 
     from .context.knowledge import Knowledge
 
-    knowledge = Knowledge(Path.cwd().resolve(), os.environ)
+    knowledge = Knowledge(
+        Path.cwd().resolve(),
+        os.environ,
+        base_prompt=fields.system_prompt,
+        append_prompt=fields.append_system_prompt,
+    )
     from .terminal_text import visible
 
     for warning in knowledge.warnings:
@@ -296,16 +389,38 @@ def _print_system_prompt() -> int:
 def _permission_options(args: argparse.Namespace) -> PermissionOptions:
     from .permissions.configured import PermissionOptions
 
-    return PermissionOptions(args.permission_mode, tuple(args.allowed_tools), tuple(args.disallowed_tools))
+    mode = args.permission_mode
+    if mode in ("dontAsk", "auto"):  # the SDK's modes: our default mode (dontAsk also asks nobody)
+        mode = "default"
+    return PermissionOptions(
+        mode,
+        tuple(args.allowed_tools),
+        tuple(args.disallowed_tools),
+        setting_sources=args.setting_sources,
+        settings=args.settings,
+    )
 
 
-def _session_options(args: argparse.Namespace, resume: Path | None) -> SessionOptions:
+def _session_options(args: argparse.Namespace, resume: Path | None, fields: SessionFields) -> SessionOptions:
     """What the flags say about the session to build."""
     from pathlib import Path
 
     from .app import SessionOptions
 
-    return SessionOptions(Path.cwd(), max_turns=args.max_turns, permissions=_permission_options(args), resume=resume)
+    return SessionOptions(
+        Path.cwd(),
+        max_turns=args.max_turns,
+        permissions=_permission_options(args),
+        resume=resume,
+        fork=fields.fork and resume is not None,
+        session_id=fields.session_id,
+        save=fields.save,
+        system_prompt=fields.system_prompt,
+        append_system_prompt=fields.append_system_prompt,
+        builtin_tools=fields.builtin_tools,
+        mcp_servers=fields.mcp_servers,
+        strict_mcp=fields.strict_mcp,
+    )
 
 
 def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
@@ -366,14 +481,23 @@ def _pick_session(*, interactive: bool) -> str | int:
     return sessions[int(choice) - 1].session_id
 
 
-def _run_task(config: ProviderConfig, task: str, args: argparse.Namespace, resume: Path | None) -> int:
+def _run_task(
+    config: ProviderConfig, task: str, args: argparse.Namespace, resume: Path | None, fields: SessionFields
+) -> int:
     import asyncio
 
     from .headless import run_headless
     from .session_lock import SessionInUse
 
     try:
-        run = run_headless(config, task, _session_options(args, resume), output_format=args.output_format)
+        run = run_headless(
+            config,
+            task,
+            _session_options(args, resume, fields),
+            output_format=args.output_format,
+            partial=args.include_partial_messages,
+            max_budget_usd=args.max_budget_usd,
+        )
         return asyncio.run(run)
     except BrokenPipeError:
         raise  # handled in main()

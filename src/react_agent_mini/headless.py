@@ -19,7 +19,7 @@ from .app import Assembled, SessionOptions
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolFinished, ToolResults
 from .host import Remark, SessionHost, Waiting
-from .messages import ToolUseBlock
+from .messages import ToolUseBlock, Usage
 from .output import (
     EXIT_USAGE,
     WAITING_AFTER,
@@ -77,10 +77,12 @@ async def run_headless(
     *,
     output_format: OutputFormat = "text",
     partial: bool = False,
+    max_budget_usd: float | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Run `task` once and return the process exit code. `partial`: stream-json also carries `stream_event`s."""
+    """Run `task` once and return the process exit code. `partial`: stream-json also carries `stream_event`s;
+    `max_budget_usd`: stop once the run's cost at list price reaches it (an error)."""
     out = out or sys.stdout
     err = err or sys.stderr
     if out.isatty():  # the scripted demo streams at a readable pace on a terminal
@@ -89,6 +91,8 @@ async def run_headless(
     built, session = host.built, host.session
     for warning in host.warnings:
         err.write(f"warning: {visible(warning)}\n")
+    if max_budget_usd is not None and not budget_applies(host.model):
+        err.write(f"warning: --max-budget-usd: the price of {visible(host.model)} is not known, so no budget applies\n")
     if built.permission_settings.errors:  # fail closed: the rules are unknown, so nothing may run
         for error in built.permission_settings.errors:
             err.write(f"error: {visible(error.text)} — {HEADLESS_FAIL_CLOSED}\n")
@@ -130,6 +134,9 @@ async def run_headless(
                         api_seconds += time.monotonic() - api_started
                         summary.result = event.message.text
                         summary.stop_reason = event.stop_reason
+                        if over_budget(host, max_budget_usd) and summary.over_budget is None:
+                            summary.over_budget = max_budget_usd
+                            host.interrupt("budget")
                     elif isinstance(event, ToolResults):
                         api_started = time.monotonic()
                     elif isinstance(event, ToolFinished) and event.denied:
@@ -153,8 +160,25 @@ async def run_headless(
     summary.total_cost_usd = cost_usd(host.model, summary.usage)
     summary.duration_ms = round((time.monotonic() - started) * 1000)
     summary.duration_api_ms = round(api_seconds * 1000)
+    if summary.over_budget is not None:
+        from .stream_json.lines import budget_error
+
+        terminal = Terminal("error", terminal.turns, f"{budget_error(summary.over_budget)} (--max-budget-usd)")
     renderer.finish(terminal, summary)
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
+
+
+def budget_applies(model: str) -> bool:
+    """True when `model`'s price is known, so `--max-budget-usd` can be checked."""
+    return cost_usd(model, Usage()) is not None
+
+
+def over_budget(host: SessionHost, limit: float | None) -> bool:
+    """True when the session's cost at list price has reached `limit` (never without a limit or a known price)."""
+    if limit is None:
+        return False
+    spent = cost_usd(host.model, host.session.totals.usage)
+    return spent is not None and spent >= limit
 
 
 def init_info(host: SessionHost) -> InitInfo:

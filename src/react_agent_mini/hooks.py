@@ -14,6 +14,7 @@ costs one warning and has no effect.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
@@ -114,7 +115,8 @@ class HookEntry(msgspec.Struct, frozen=True):
     event: HookEvent
     handler: HookHandler
     matcher: str = ""
-    """Tool-name pattern for tool events: empty or `*` matches all, `Edit|Write` alternatives, else a regex."""
+    """Tool-name pattern for tool events: empty or `*` matches all, `Edit|Write` exact alternatives, else a regex
+    searched for in the name (Claude Code's `RegExp.test`: `^mcp__` matches every MCP tool)."""
     timeout: float = DEFAULT_TIMEOUT
     label: str = "hook"
     """How warnings name it (`SDK hook hook_0`, a command line)."""
@@ -125,7 +127,7 @@ class HookEntry(msgspec.Struct, frozen=True):
         if re.fullmatch(r"[\w|-]+", self.matcher):
             return tool_name in self.matcher.split("|")
         try:
-            return re.fullmatch(self.matcher, tool_name) is not None
+            return re.search(self.matcher, tool_name) is not None
         except re.error:
             return False
 
@@ -136,6 +138,7 @@ class HookVerdict(msgspec.Struct):
     ran: int = 0
     block: bool = False
     reasons: list[str] = msgspec.field(default_factory=list)
+    """The reasons of the answers that blocked (a reason without a block explains nothing)."""
     permission: PermissionVerdict = ""
     permission_reason: str = ""
     updated_input: Mapping[str, Any] | None = None
@@ -154,8 +157,8 @@ class HookVerdict(msgspec.Struct):
         self.ran += 1
         if output.block:
             self.block = True
-        if output.reason:
-            self.reasons.append(output.reason)
+            if output.reason:
+                self.reasons.append(output.reason)
         rank = {"": 0, "allow": 1, "ask": 2, "deny": 3}
         if rank[output.permission] > rank[self.permission]:
             self.permission = output.permission
@@ -194,7 +197,9 @@ class Hooks:
         if not matching:
             return verdict
         payload = {**self.base(), "hook_event_name": event, **fields}
-        outcomes = await asyncio.gather(*(_run_one(e, dict(payload)) for e in matching))
+        # each handler gets its own copy, as a command hook gets JSON: what one does to it reaches neither the
+        # others nor the history (a tool_input shares its lists and dicts with the tool_use block)
+        outcomes = await asyncio.gather(*(_run_one(e, copy.deepcopy(payload)) for e in matching))
         for outcome in outcomes:
             if isinstance(outcome, str):
                 verdict.messages.append(outcome)
@@ -205,11 +210,18 @@ class Hooks:
 
 async def _run_one(entry: HookEntry, payload: dict[str, Any]) -> HookOutput | str:
     """The handler's output, or a warning line when it failed."""
+    failed = f"warning: {entry.event} {entry.label} failed"
     try:
-        return await asyncio.wait_for(entry.handler(payload), entry.timeout)
+        output = await asyncio.wait_for(entry.handler(payload), entry.timeout)
     except TimeoutError:
         return f"warning: {entry.event} {entry.label} took longer than {entry.timeout:g} s and was stopped"
     except asyncio.CancelledError:
-        raise
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # we are being cancelled (the turn was interrupted): so are the hooks
+        return f"{failed}: it was cancelled"  # something inside the handler was cancelled, not us
     except Exception as exc:  # a broken hook costs one line, never the session
-        return f"warning: {entry.event} {entry.label} failed: {type(exc).__name__}: {exc}"
+        return f"{failed}: {type(exc).__name__}: {exc}"
+    if not isinstance(output, HookOutput):  # e.g. a library hook that only logs and returns None
+        return f"{failed}: it answered {type(output).__name__}, not a HookOutput"
+    return output

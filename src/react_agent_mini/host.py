@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from types import TracebackType
 from typing import TypeAlias
 
@@ -134,15 +134,12 @@ class SessionHost:
         built = self.built
         cancelled = False
         for step in (built.mcp.aclose, built.provider.aclose):
-            try:
-                await asyncio.shield(step())
-            except asyncio.CancelledError:
-                cancelled = True  # finish closing, then let the cancellation through
-            except Exception:  # a part that fails to close must not keep the others open
-                pass
-        built.recorder.close()
-        if cancelled:
-            raise asyncio.CancelledError
+            cancelled = await _to_the_end(step()) or cancelled
+        try:
+            built.recorder.close()
+        finally:
+            if cancelled:  # everything is closed: now let the cancellation through
+                raise asyncio.CancelledError
 
     @property
     def closed(self) -> bool:
@@ -154,7 +151,7 @@ class SessionHost:
     def turn_in_progress(self) -> bool:
         return self.built.session.turn_in_progress
 
-    async def turn(self, text: str, *, inject: Sequence[Message] = ()) -> AsyncIterator[HostEvent]:
+    async def turn(self, text: str, *, inject: Sequence[Message] = ()) -> AsyncGenerator[HostEvent, None]:
         """Send `text` (after `inject`) and yield the turn's events; the last one is always a `Terminal`."""
         if self._closed:
             raise RuntimeError("the session is closed")
@@ -162,7 +159,7 @@ class SessionHost:
         built = self.built
         for line in built.permission_settings.refresh(built.policy):  # a fixed settings file counts at once
             yield Remark(line)
-        if built.mcp.manager is not None:
+        if built.mcp.may_wait:
             yield Waiting("Starting MCP servers…")
         for warning in await built.mcp.join(built.session.tools):
             yield Remark(f"warning: {warning}")
@@ -173,11 +170,17 @@ class SessionHost:
                 yield Remark(f"warning: {warning}")
             if attached:
                 yield Remark(f"attached {len(attached)} MCP resource(s)")
+        events = built.session.run_turn(text, inject_before=[*attached, *inject])
         try:
-            async for event in built.session.run_turn(text, inject_before=[*attached, *inject]):
+            async for event in events:
                 yield event
         except (asyncio.CancelledError, GeneratorExit):
-            self.repair()
+            # closed early (the client went away): close the turn now — not whenever it is garbage-collected, maybe
+            # after the next turn began — so its calls stop and the session is free before the history is mended
+            try:
+                await events.aclose()
+            finally:
+                self.repair()
             raise
 
     def interrupt(self, reason: str = "interrupted") -> bool:
@@ -193,3 +196,20 @@ class SessionHost:
             session.restore([*session.messages, *repaired])
             with contextlib.suppress(Exception):
                 self.built.recorder.write(repaired)
+
+
+async def _to_the_end(closing: Awaitable[None]) -> bool:
+    """Await `closing` until it is done, even through cancellations (a failure is swallowed: one part that fails
+    to close must not keep the others open); True when this task was cancelled meanwhile."""
+    task = asyncio.ensure_future(closing)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            cancelled = cancelled or not task.cancelled()  # our caller's cancellation, not the part's
+        except Exception:
+            pass
+    if not task.cancelled():
+        task.exception()  # retrieved: a part that failed to close is not reported as "never retrieved"
+    return cancelled

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -106,7 +106,7 @@ def build_outbound(messages: Sequence[Message], options: CompactOptions, deps: Q
     return apply_retain_tail_if_needed(outbound, options)
 
 
-async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEvent]:
+async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEvent, None]:
     """Run the loop; the last event is always a `Terminal`."""
     messages = list(params.messages)
     run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal, hooks=deps.hooks)
@@ -127,11 +127,12 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
         request = ModelRequest(params.system, outbound, params.tools.specs(), params.max_tokens)
         response: ModelResponse | None = None
         try:
-            async for event in _until_aborted(deps.call_model(request), params.signal):
-                if isinstance(event, ModelResponse):
-                    response = event
-                else:
-                    yield event
+            async with contextlib.aclosing(_until_aborted(deps.call_model(request), params.signal)) as stream:
+                async for event in stream:  # closed with the loop: the stream is closed then, not when collected
+                    if isinstance(event, ModelResponse):
+                        response = event
+                    else:
+                        yield event
         except Aborted:
             yield end("aborted")
             return
@@ -153,7 +154,11 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
             if response.stop_reason == "max_tokens":
                 yield Notice(CUT_TEXT_NOTICE)
             elif deps.hooks is not None and deps.hooks.active("Stop") and turn < params.max_turns:
-                verdict = await deps.hooks.run("Stop", {"stop_hook_active": stop_hook_active})
+                try:
+                    verdict = await params.signal.race(deps.hooks.run("Stop", {"stop_hook_active": stop_hook_active}))
+                except Aborted:
+                    yield end("aborted")
+                    return
                 for line in verdict.messages:
                     yield Notice(line)
                 if verdict.block and not verdict.stop:  # the hook wants more work: its reason is the next prompt
@@ -174,12 +179,13 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncIterator[QueryEven
             yield Notice(CUT_TEXT_NOTICE + " Its tool calls were not executed.")
             results = [ToolResultBlock(u.id, CUT_TOOL_CALL, is_error=True) for u in uses]
         else:
-            async for tool_event in run_tool_calls(uses, run):
-                yield tool_event
-                if isinstance(tool_event, ToolFinished):
-                    if (index := _position(uses, results, tool_event.tool_use)) is not None:
-                        results[index] = tool_event.result
-                    after.extend(tool_event.after)
+            async with contextlib.aclosing(run_tool_calls(uses, run)) as tool_events:
+                async for tool_event in tool_events:  # closed with the loop: calls still running stop
+                    yield tool_event
+                    if isinstance(tool_event, ToolFinished):
+                        if (index := _position(uses, results, tool_event.tool_use)) is not None:
+                            results[index] = tool_event.result
+                        after.extend(tool_event.after)
 
         answer = Message("user", (*_in_order(uses, results), *after), id=deps.new_id())
         messages.append(answer)
@@ -215,7 +221,7 @@ def _in_order(uses: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock | 
     ]
 
 
-async def _until_aborted(events: AsyncIterator[ModelEvent], signal: AbortSignal) -> AsyncIterator[ModelEvent]:
+async def _until_aborted(events: AsyncIterator[ModelEvent], signal: AbortSignal) -> AsyncGenerator[ModelEvent, None]:
     """Pass events through; when the signal fires, cancel the pending read and raise Aborted."""
     try:
         while True:

@@ -100,6 +100,8 @@ class RunSummary(msgspec.Struct):
     """Why the last model call stopped."""
     max_turns: int = 0
     """The limit, for the max-turns error text."""
+    over_budget: float | None = None
+    """The `--max-budget-usd` limit the run's cost reached (None: not reached, or no limit)."""
 
 
 def denials_line(fixes: list[DenialFix]) -> str:
@@ -148,6 +150,7 @@ def turn_summary(summary: RunSummary) -> TurnSummary:
         total_cost_usd=summary.total_cost_usd,
         permission_denials=summary.permission_denials,
         max_turns=summary.max_turns,
+        over_budget=summary.over_budget,
     )
 
 

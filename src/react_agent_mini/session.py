@@ -7,7 +7,8 @@ fixed at construction and survives `clear()`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -86,51 +87,46 @@ class Session:
     def turn_in_progress(self) -> bool:
         return self._signal is not None
 
-    async def run_turn(self, text: str, *, inject_before: Sequence[Message] = ()) -> AsyncIterator[QueryEvent]:
+    async def run_turn(self, text: str, *, inject_before: Sequence[Message] = ()) -> AsyncGenerator[QueryEvent, None]:
         """Append `inject_before` then the user's text, and run the loop; yields its events."""
         if self._signal is not None:
             raise RuntimeError("a turn is already running")
         new = list(inject_before)
         if not text.strip() and not new:
             raise ValueError("run_turn needs text or inject_before")
-        hooks = self.deps.hooks
-        if text.strip() and hooks is not None and hooks.active("UserPromptSubmit"):
-            verdict = await hooks.run("UserPromptSubmit", {"prompt": text})
-            for line in verdict.messages:
-                yield Notice(line)
-            if verdict.block or verdict.stop:  # the prompt is not sent: the user reads why
-                why = verdict.reason or verdict.stop_reason or "no reason given"
-                yield Notice(f"Your message was blocked by a UserPromptSubmit hook: {why}")
-                yield Terminal("aborted", 0, f"blocked by a UserPromptSubmit hook: {why}")
-                return
-            for context in verdict.context:
-                new.append(user_text(context, meta=True, id=self.deps.new_id()))
-        if text.strip():
-            new.append(user_text(text, id=self.deps.new_id()))
-        if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
-            self.system_prompt = fresh
-        for message in new:
-            self._append(message)
-        self._signal = signal = AbortSignal()
-        retried = False
+        self._signal = signal = AbortSignal()  # running from here: Ctrl+C reaches its prompt hook, no 2nd turn starts
         try:
+            if text.strip():
+                said, context = await self._prompt_hook(text, signal)
+                for line in said:
+                    yield line
+                if context is None:  # the prompt is not sent
+                    return
+                new += [*context, user_text(text, id=self.deps.new_id())]
+            if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
+                self.system_prompt = fresh
+            for message in new:
+                self._append(message)
+            retried = False
             while True:
                 terminal: Terminal | None = None
-                async for event in query(self._params(signal), self.deps):
-                    if isinstance(event, AssistantTurn):
-                        self._append(event.message)
-                        self.compaction.observe(event.usage, self.messages)
-                        self.totals.usage += event.usage
-                        self.totals.last_usage = event.usage
-                        self.totals.model_calls += 1
-                    elif isinstance(event, (ToolResults, Followup)):
-                        self._append(event.message)
-                    elif isinstance(event, Compacted):
-                        self._rewrite(event.messages)
-                    if isinstance(event, Terminal):
-                        terminal = event
-                        break
-                    yield event
+                # closing this turn early closes the loop at once, and with it the tools it runs and the stream
+                async with contextlib.aclosing(query(self._params(signal), self.deps)) as events:
+                    async for event in events:
+                        if isinstance(event, AssistantTurn):
+                            self._append(event.message)
+                            self.compaction.observe(event.usage, self.messages)
+                            self.totals.usage += event.usage
+                            self.totals.last_usage = event.usage
+                            self.totals.model_calls += 1
+                        elif isinstance(event, (ToolResults, Followup)):
+                            self._append(event.message)
+                        elif isinstance(event, Compacted):
+                            self._rewrite(event.messages)
+                        if isinstance(event, Terminal):
+                            terminal = event
+                            break
+                        yield event
                 if terminal is None:  # query() always ends with a Terminal
                     return
                 if terminal.context_limit is None or retried or not self.compact.enabled:
@@ -146,6 +142,26 @@ class Session:
                 yield recovered
         finally:
             self._signal = None
+
+    async def _prompt_hook(
+        self, text: str, signal: AbortSignal
+    ) -> tuple[list[Notice | Terminal], list[Message] | None]:
+        """UserPromptSubmit: what to tell the user, and the context to put before the prompt — None when the prompt
+        is not sent (a hook blocked or stopped it, or the turn was interrupted while they ran)."""
+        hooks = self.deps.hooks
+        if hooks is None or not hooks.active("UserPromptSubmit"):
+            return [], []
+        try:
+            verdict = await signal.race(hooks.run("UserPromptSubmit", {"prompt": text}))
+        except Aborted:
+            return [Terminal("aborted", 0)], None
+        said: list[Notice | Terminal] = [Notice(line) for line in verdict.messages]
+        if verdict.block or verdict.stop:  # the user reads why
+            why = verdict.reason or verdict.stop_reason or "no reason given"
+            said.append(Notice(f"Your message was blocked by a UserPromptSubmit hook: {why}"))
+            said.append(Terminal("aborted", 0, f"blocked by a UserPromptSubmit hook: {why}"))
+            return said, None
+        return said, [user_text(context, meta=True, id=self.deps.new_id()) for context in verdict.context]
 
     def _count_summary_call(self, usage: Usage) -> None:
         """A summary (autocompact, `/compact`, a refusal's recovery) is a model call too: it costs the same. It

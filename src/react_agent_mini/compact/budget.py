@@ -107,15 +107,24 @@ def _already_cut(content: str, limit: int, tool_use: ToolUseBlock | None) -> boo
     return utf16_len(kept) <= limit and content[at:] == truncation_note(kept, limit, tool_use)
 
 
-def cut_head_tail(content: str, limit: int) -> str | None:
+_OWN_CUT = re.compile(r"\[… ([\d,]+) characters(?: \(([\d,]+) lines\))? " + re.escape(MIDDLE_CUT) + r";[^\n]*…\]\n")
+"""This stage's own line and the newline after it, in a result cut again (profile v2 cuts an older result
+further when it needs room). It stands for what its count says; the newline before it belongs to the head (one
+character and line too many when that earlier cut had split a line: heads are cut at line ends when they can)."""
+
+
+def cut_head_tail(content: str, limit: int, *, again: bool = False) -> str | None:
     """`content` as its head, the line saying how much of the middle was cut, and its tail, all within `limit`
     UTF-16 units; None when the cap leaves too little room for that (the caller then keeps the head alone).
 
     The count is of the original output: a Bash marker for what Bash itself left out, when it lies in the part
-    cut here, is replaced by what it stood for."""
+    cut here, is replaced by what it stood for — and, with `again` (a result this stage cut before), so is the
+    line an earlier cut left."""
     inner = list(_BASH_OMITTED.finditer(content))
-    most_chars = len(content) + sum(int(m.group(1)) for m in inner)
-    most_lines = content.count("\n") + sum(int(m.group(2) or 0) for m in inner)
+    if again:
+        inner = sorted([*inner, *_OWN_CUT.finditer(content)], key=lambda m: m.start())
+    most_chars = len(content) + sum(_count(m.group(1)) for m in inner)
+    most_lines = content.count("\n") + sum(_count(m.group(2) or "0") for m in inner)
     line_room = utf16_len(middle_cut_line(most_chars, most_lines)) + 2  # the line and a newline on each side
     room = limit - line_room
     if room < line_room:
@@ -127,10 +136,15 @@ def cut_head_tail(content: str, limit: int) -> str | None:
     lines: int | None = content.count("\n", len(head), middle_end)
     for match in inner:
         if match.start() >= len(head) and match.end() <= middle_end:
-            chars += int(match.group(1)) - len(match.group(0))
-            lines = None if lines is None or match.group(2) is None else lines + int(match.group(2)) - 2
+            chars += _count(match.group(1)) - len(match.group(0))
+            newlines = match.group(0).count("\n")  # Bash's marker: the two around it; ours: the one after it
+            lines = None if lines is None or match.group(2) is None else lines + _count(match.group(2)) - newlines
     before = "" if head.endswith("\n") else "\n"
     return f"{head}{before}{middle_cut_line(chars, lines)}\n{tail}"
+
+
+def _count(digits: str) -> int:
+    return int(digits.replace(",", ""))
 
 
 def _snap_head(head: str) -> str:
@@ -171,20 +185,36 @@ _budgeted: PrefixMemo[Message, Message] = PrefixMemo()
 
 
 def apply_tool_result_budget(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """① Cut every tool_result longer than `options.max_tool_result_chars`; the same list when none is."""
+    """① Cut every tool_result longer than `options.max_tool_result_chars` (seed), or shape every result over
+    `options.fresh_tokens` for its tool (v2, shape.py); the same list when none is."""
     if not options.enabled:
         return messages
-    limit = options.max_tool_result_chars
+    if options.is_seed:
+        limit = options.max_tool_result_chars
 
-    def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
-        if len(block.content) <= limit // 2:  # cannot be over: a character is at most 2 UTF-16 units
-            return None
-        return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
+        def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+            if len(block.content) <= limit // 2:  # cannot be over: a character is at most 2 UTF-16 units
+                return None
+            return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
+
+        strategy: str = "truncate"
+        key: object = limit
+    else:
+        from .shape import fresh_cut  # v2 (shape.py builds on this module)
+
+        cap = options.fresh_tokens
+
+        def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+            if len(block.content) <= cap // 3:  # cannot be over: no character is estimated above 3 tokens
+                return None
+            return fresh_cut(block, cap, call_for(messages, index, block.tool_use_id))
+
+        strategy, key = "shape", ("v2", cap)  # a key of its own: v2's cuts are not the seed's
 
     def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
         return rewrite_results(items[index], index, cut)[0]
 
-    out = _budgeted(messages, step, limit)  # each message's cut depends on it and the calls before it only
+    out = _budgeted(messages, step, key)  # each message's cut depends on it and the calls before it only
     if same_messages(out, messages):
         return messages
     if enabled():  # counted only for the trace line: counting walks the whole history
@@ -195,6 +225,6 @@ def apply_tool_result_budget(messages: Sequence[Message], options: CompactOption
             before=len(messages),
             after=len(out),
             truncatedBlocks=truncated,
-            strategy="truncate",
+            strategy=strategy,
         )
     return list(out)

@@ -47,10 +47,10 @@ class Compaction:
         env: Mapping[str, str] | None = None,
         reinject: ReinjectSource | None = None,
     ) -> None:
-        self.options = options or CompactOptions.from_env(env)
-        """The outbound pipeline's options (the loop runs ①–③ with them)."""
         self.auto = auto or AutoCompactConfig.from_env(env, model=model)
         self.window = self.auto.window_tokens if auto else context_window(model, env)
+        self.options = options or CompactOptions.from_env(env, window_tokens=self.window)
+        """The outbound pipeline's options (the loop runs ①–③ with them; v2 sizes itself to the window)."""
         self.state = AutoCompactState()
         self.meter = ContextMeter()
         self.reinject = reinject

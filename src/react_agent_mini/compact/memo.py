@@ -39,6 +39,11 @@ _ALL: list[_Counted] = []
 """Every memo made, for `computed_total` (they are module-level singletons: a handful per process)."""
 
 
+def count_work(counter: _Counted) -> None:
+    """Count `counter.computed` in `computed_total` (for stateful stages that are not memos themselves)."""
+    _ALL.append(counter)
+
+
 def computed_total() -> int:
     """How many values every memo together has computed so far: the work the per-call stages really did.
     Between two model calls it grows with what was added to the history, not with the history's length."""

@@ -80,9 +80,14 @@ def candidates(messages: Sequence[Message], min_chars: int) -> list[Candidate]:
 
 
 def microcompact_messages(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """② Replace old, large, compactable tool_results with a placeholder when over the threshold."""
+    """② Replace old, large, compactable tool_results with a placeholder when over the threshold (seed); make
+    room the cache-friendly way, dropped turns included (v2, economy.py)."""
     if not options.enabled:
         return messages
+    if not options.is_seed:
+        from .economy import make_room  # economy.py builds on this module
+
+        return make_room(messages, options)
     estimated = estimate_outbound_chars(messages)
     if estimated <= options.threshold_chars:
         # Also right for low water: no earlier point of its replay can have been over the threshold either.

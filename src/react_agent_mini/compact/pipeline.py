@@ -1,7 +1,9 @@
 """The outbound compaction pipeline: three stages run before every model call, on a copy of the history.
 
 ① `apply_tool_result_budget` → ② `microcompact_messages` (the loop calls it through `deps.microcompact`) →
-③ `apply_retain_tail_if_needed`. Least painful first; each later stage looks at the earlier one's result. Each
+③ `apply_retain_tail_if_needed`. Least painful first; each later stage looks at the earlier one's result. Two
+profiles (options.py): `v2`, the default (① shape.py, ② and ③ economy.py), and `seed`, the seed's pipeline
+exactly (budget.py, micro.py, retain.py, with lowwater.py as its option). Each
 stage is a pure function that returns the very same list when it changes nothing, and keeps the identity of
 every message and block it does not change. The session history is never modified; only an LLM summary
 (`autocompact`) rewrites it.

@@ -22,6 +22,10 @@ def apply_retain_tail_if_needed(messages: Sequence[Message], options: CompactOpt
     """③ Drop the oldest turns when the re-estimate is still over the threshold; the same list otherwise."""
     if not options.enabled:
         return messages
+    if not options.is_seed:
+        from .economy import drop_turns  # v2: ② ran the whole plan; this is for a replaced ②
+
+        return drop_turns(messages, options)
     estimated = estimate_outbound_chars(messages)
     # Also right for low water: no earlier point of its replay can have been over a limit the whole is under.
     if estimated <= options.threshold_chars or len(messages) <= options.max_messages:

@@ -116,13 +116,26 @@ def estimate_message_tokens(message: Message) -> int:
     return _tokens_memo(message, _message_tokens)
 
 
+def result_tokens(block: ToolResultBlock) -> int:
+    """Estimated tokens of a tool_result's content and images (computed once per block: the stages that
+    shape, demote and clear results all ask)."""
+    return _result_memo(block, _result_tokens)
+
+
+def _result_tokens(block: ToolResultBlock) -> int:
+    return estimate_tokens(block.content) + IMAGE_TOKENS * len(block.images)
+
+
+_result_memo: IdentityMemo[int] = IdentityMemo()
+
+
 def _message_tokens(message: Message) -> int:
     total = MESSAGE_OVERHEAD_TOKENS
     for block in message.content:
         if isinstance(block, TextBlock):
             total += estimate_tokens(block.text)
         elif isinstance(block, ToolResultBlock):
-            total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.content) + IMAGE_TOKENS * len(block.images)
+            total += TOOL_BLOCK_OVERHEAD_TOKENS + result_tokens(block)
         elif isinstance(block, ToolUseBlock):
             # JSON is mostly keys, quotes and short values: about a third of a token per character (measured).
             total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.name) + json_chars(dict(block.input)) // 3

@@ -62,6 +62,13 @@ class Knowledge:
             self.warnings.append(self.memory.warning)
         return prompt
 
+    def replace_prompts(self, base_prompt: str | None, append_prompt: str) -> str:
+        """Rebuild the prompt with other base instructions (None: ours) and appended text (a client's
+        `initialize` may carry them); the new prompt."""
+        self.base_prompt, self.append_prompt = base_prompt, append_prompt
+        self.system_prompt = self._build()
+        return self.system_prompt
+
     def refreshed_prompt(self) -> str | None:
         """A new system prompt when the memory file changed since the last build, else None."""
         if not self.memory.changed():

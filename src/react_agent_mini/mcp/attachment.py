@@ -57,6 +57,11 @@ class McpAttachment:
         if self.manager is not None:
             self.manager.start()
 
+    @property
+    def may_wait(self) -> bool:
+        """True when the next `join` may wait for servers still starting (only the first one does)."""
+        return self.manager is not None and not self._waited
+
     async def join(self, tools: ToolRegistry) -> list[str]:
         """Add the tools of servers that are ready; the first time, wait a bounded time for the others.
         One warning line per server that failed or is still starting."""

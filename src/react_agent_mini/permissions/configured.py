@@ -16,7 +16,14 @@ import msgspec
 from ..tools.base import ShellState
 from .policy import Asker, PermissionPolicy
 from .rules import PermissionMode
-from .settings import LoadedPermissions, SettingsError, add_cli_rules, load_permissions, settings_stamp
+from .settings import (
+    LoadedPermissions,
+    SettingsError,
+    add_cli_rules,
+    load_permissions,
+    load_settings_value,
+    settings_stamp,
+)
 
 
 class PermissionOptions(msgspec.Struct, frozen=True):
@@ -28,6 +35,10 @@ class PermissionOptions(msgspec.Struct, frozen=True):
     """`--allowed-tools` values (rules to allow)."""
     disallowed_tools: tuple[str, ...] = ()
     """`--disallowed-tools` values (rules to deny)."""
+    setting_sources: tuple[str, ...] | None = None
+    """`--setting-sources`: which settings files load (`user`, `project`, `local`); None: all of them."""
+    settings: str | None = None
+    """`--settings JSON|PATH`: one more settings object, applied after the files."""
 
 
 def build_policy(
@@ -62,11 +73,19 @@ class PermissionSettings:
 
     def read(self) -> tuple[LoadedPermissions, list[str]]:
         """What the files say now, with the flags' rules added; and the flags' warnings."""
-        self._stamp = settings_stamp(self.cwd, self.env)  # before reading: a change during the read shows next time
-        loaded = load_permissions(self.cwd, self.env)
+        sources = self.options.setting_sources
+        self._stamp = settings_stamp(self.cwd, self.env, sources)  # before reading: a change shows next time
+        loaded = load_permissions(self.cwd, self.env, sources)
+        default_mode = loaded.default_mode
+        if self.options.settings is not None:
+            given = load_settings_value(self.options.settings, loaded.rules, self.cwd)
+            loaded.warnings.extend(given.warnings)
+            if given.error is not None:
+                loaded.errors.append(given.error)
+            default_mode = given.mode or default_mode
         cli_warnings = add_cli_rules(loaded.rules, self.options.allowed_tools, self.options.disallowed_tools)
         self.errors = loaded.errors
-        self.mode = self.options.mode or loaded.default_mode or "default"
+        self.mode = self.options.mode or default_mode or "default"
         return loaded, cli_warnings
 
     def ask_all_reason(self) -> str | None:
@@ -79,7 +98,7 @@ class PermissionSettings:
     def refresh(self, policy: PermissionPolicy) -> list[str]:
         """If a settings file changed since the last read, read them again into `policy`, keeping the rules recorded
         this session (and a mode switched since, unless the files changed theirs); the lines to show."""
-        if settings_stamp(self.cwd, self.env) == self._stamp:
+        if settings_stamp(self.cwd, self.env, self.options.setting_sources) == self._stamp:
             return []
         was_locked, old_mode = bool(self.errors), self.mode
         loaded, _ = self.read()  # the flags' warnings were shown at the start

@@ -123,6 +123,8 @@ class PermissionRequest(msgspec.Struct, frozen=True):
     """True when the call reaches outside the workspace (worth a warning colour)."""
     tool_use_id: str = ""
     """The id of the call (a program answering for the user needs it)."""
+    blocked_path: str = ""
+    """The path that made asking necessary (one outside the workspace, else the file changed); empty if none."""
 
     @property
     def always_rule(self) -> str:
@@ -251,7 +253,14 @@ class PermissionPolicy:
         if self.asker is None:
             return Deny(self._headless_message(tool, call, summary, reason, always, ask_rule))
         request = PermissionRequest(
-            tool.name, dict(call.args), summary, reason, always, call.outside, tool_use_id=info.tool_use_id
+            tool.name,
+            dict(call.args),
+            summary,
+            reason,
+            always,
+            call.outside,
+            tool_use_id=info.tool_use_id,
+            blocked_path=_blocked_path(call),
         )
         try:
             answer = await self.asker(request)
@@ -364,6 +373,15 @@ def _guarded(root: Path, path: Path) -> bool:
     except ValueError:
         return False
     return ".git" in relative.parts or relative.as_posix() in GUARDED_FILES
+
+
+def _blocked_path(call: CallView) -> str:
+    """The path a permission request is about: the first one outside the workspace, else the first touched."""
+    if call.bash is not None:
+        return call.bash.outside[0] if call.bash.outside else ""
+    outside = [t for t in call.targets if not t.inside]
+    chosen = (outside or list(call.targets))[:1]
+    return str(chosen[0].path) if chosen else ""
 
 
 def _reads_only(tool: Tool, call: CallView) -> bool:

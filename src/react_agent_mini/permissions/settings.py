@@ -5,6 +5,9 @@ Files, in order (lists are merged; a later `defaultMode` wins):
 2. `<workspace>/.claude/settings.json` and 3. `.claude/settings.local.json` (read as-is: Claude Code's format),
 4. `<workspace>/.agents/settings.json`.
 
+`sources` (`--setting-sources user,project,local`) picks among them: `user` is file 1, `project` files 2 and 4,
+`local` file 3. `--settings JSON|PATH` adds one more on top (`load_settings_value`), read as a user-level file.
+
 Each holds `{"permissions": {"allow": [...], "deny": [...], "ask": [...], "defaultMode": "..."}}`. A missing file
 is fine. A file that exists but whose deny or ask rules cannot be known fails closed: it cannot be read, it is not
 valid JSON (the error names the line and column), its top level or `permissions` is not an object, `deny`/`ask` is
@@ -37,6 +40,13 @@ from .rules import (
 
 PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agents/settings.json")
 """Settings files inside the workspace, in load order."""
+SETTING_SOURCES = ("user", "project", "local")
+"""The names `--setting-sources` takes (Claude Code's)."""
+_SOURCE_OF = {
+    ".claude/settings.json": "project",
+    ".claude/settings.local.json": "local",
+    ".agents/settings.json": "project",
+}
 
 
 class SettingsError(msgspec.Struct, frozen=True):
@@ -91,19 +101,26 @@ def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
     return base / "react-agent-mini" / "settings.json"
 
 
-def settings_files(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Every settings file consulted, in load order (whether or not it exists)."""
-    return [user_settings_path(env), *(workspace / name for name in PROJECT_SETTINGS)]
+def settings_files(
+    workspace: Path, env: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
+) -> list[Path]:
+    """Every settings file consulted, in load order (whether or not it exists); `sources`: only those of these
+    kinds (`user`, `project`, `local`), None: all."""
+    wanted = set(SETTING_SOURCES if sources is None else sources)
+    files = [user_settings_path(env)] if "user" in wanted else []
+    return files + [workspace / name for name in PROJECT_SETTINGS if _SOURCE_OF[name] in wanted]
 
 
-def load_permissions(workspace: Path, env: Mapping[str, str] | None = None) -> LoadedPermissions:
-    """Rules, warnings, default mode and errors from all settings files."""
+def load_permissions(
+    workspace: Path, env: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
+) -> LoadedPermissions:
+    """Rules, warnings, default mode and errors from the settings files (of the kinds `sources` names)."""
     rules = RuleSet()
     warnings: list[str] = []
     errors: list[SettingsError] = []
     mode: PermissionMode | None = None
-    user_file, *project_files = settings_files(workspace, env)
-    for path in (user_file, *project_files):
+    user_file = user_settings_path(env)
+    for path in settings_files(workspace, env, sources):
         found = load_settings_file(path, rules, workspace, user_level=path == user_file)
         warnings += found.warnings
         if found.error is not None:
@@ -112,10 +129,12 @@ def load_permissions(workspace: Path, env: Mapping[str, str] | None = None) -> L
     return LoadedPermissions(rules, warnings, mode, errors)
 
 
-def settings_stamp(workspace: Path, env: Mapping[str, str] | None = None) -> tuple[tuple[int, ...] | None, ...]:
+def settings_stamp(
+    workspace: Path, env: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
+) -> tuple[tuple[int, ...] | None, ...]:
     """How the settings files look on disk (size, mtime, inode; None when absent): a change without reading them."""
     stamps: list[tuple[int, ...] | None] = []
-    for path in settings_files(workspace, env):
+    for path in settings_files(workspace, env, sources):
         try:
             info = path.stat()
         except OSError:
@@ -159,6 +178,42 @@ def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_leve
         return FileSettings(None, [], SettingsError(shown, f"cannot be read ({exc.strerror or exc})"))
     if error is not None:
         return FileSettings(None, [], error)
+    return _apply_settings(data, str(path), shown, rules, workspace, user_level)
+
+
+SETTINGS_FLAG = "--settings"
+
+
+def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSettings:
+    """`--settings JSON|PATH` (Claude Code's flag settings): its `permissions` are applied as a user-level file's
+    (the caller chose them, so `defaultMode: bypassPermissions` counts); other keys are named in a warning."""
+    if value.lstrip().startswith("{"):
+        data, error = _decode(value.encode("utf-8", "replace"), SETTINGS_FLAG)
+        if error is not None:
+            return FileSettings(None, [], error)
+        where = SETTINGS_FLAG
+    else:
+        path = Path(value).expanduser()
+        path = path if path.is_absolute() else workspace / path
+        where = f"{SETTINGS_FLAG} {path}"
+        try:
+            data, error = _decode(path.read_bytes(), where)
+        except OSError as exc:  # named on purpose: a missing file is an error here, not "no settings"
+            return FileSettings(None, [], SettingsError(where, f"cannot be read ({exc.strerror or exc})"))
+        if error is not None:
+            return FileSettings(None, [], error)
+    found = _apply_settings(data, SETTINGS_FLAG, where, rules, workspace, True)
+    if isinstance(data, dict):
+        ignored = sorted(str(key) for key in data if key not in ("permissions", "$schema"))
+        if ignored:
+            found.warnings.append(f"{where}: ram applies only `permissions`; ignored: {', '.join(ignored)}")
+    return found
+
+
+def _apply_settings(
+    data: Any, source: str, shown: str, rules: RuleSet, workspace: Path, user_level: bool
+) -> FileSettings:
+    """Add the `permissions` of one decoded settings object to `rules` (`source` names their origin)."""
     if not isinstance(data, dict):
         return FileSettings(None, [], SettingsError(shown, "expected a JSON object at the top level"))
     block = data.get("permissions")
@@ -185,10 +240,10 @@ def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_leve
                 found.append(f"`permissions.{kind}[{i}]` is not a string")
                 continue
             try:
-                parsed.append((kind, parse_rule(text, str(path), project_root)))
+                parsed.append((kind, parse_rule(text, source, project_root)))
             except RuleError as exc:
                 if kind == "allow":
-                    rule_warnings.append(f"{path}: ignored the {kind} rule {text!r}: {exc}")
+                    rule_warnings.append(f"{source}: ignored the {kind} rule {text!r}: {exc}")
                 else:
                     problems.append(f"the {kind} rule {text!r} cannot be understood ({exc})")
     for kind, rule in parsed:
@@ -198,7 +253,7 @@ def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_leve
         return FileSettings(None, [], SettingsError(shown, "; ".join(problems)))
     mode = _file_mode(block.get("defaultMode"), user_level, ignored)
     if ignored:
-        rule_warnings.insert(0, f"{path}: {'; '.join(ignored)} (ignored)")
+        rule_warnings.insert(0, f"{source}: {'; '.join(ignored)} (ignored)")
     return FileSettings(mode, rule_warnings, None)
 
 

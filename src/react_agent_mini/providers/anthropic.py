@@ -6,7 +6,10 @@ Wire facts this adapter relies on:
 - tool input arrives as `input_json_delta.partial_json` fragments, parsed when the block stops;
 - thinking blocks (with their signature) and redacted_thinking blocks must be sent back unchanged;
 - prompt caching: up to 4 `cache_control` breakpoints. We mark the system prompt, the last tool, and the last
-  block of the newest message (the moving tail), so each call reads the previous call's prefix from cache.
+  block of the newest message (the moving tail), so each call reads the previous call's prefix from cache. When
+  compaction (profile v2) says which prefixes stay put until its next cut (`cache_points` on the outbound list),
+  the newest of them is marked too — then the tools' own mark goes when there are two — so a cut reads that
+  prefix and writes only what follows it.
 """
 
 from __future__ import annotations
@@ -53,20 +56,49 @@ def _sendable(block: ContentBlock) -> bool:
     return True
 
 
-def to_anthropic_messages(messages: Sequence[Message], *, cache_tail: bool = True) -> list[dict[str, Any]]:
-    """Wire messages; the newest cacheable block gets a cache breakpoint when `cache_tail`. Each message is
+MAX_BREAKPOINTS = 4
+"""The API refuses a request with more blocks marked `cache_control`."""
+
+
+def to_anthropic_messages(
+    messages: Sequence[Message], *, cache_tail: bool = True, max_points: int = 2
+) -> list[dict[str, Any]]:
+    """Wire messages; the newest cacheable block gets a cache breakpoint when `cache_tail`, and so does the
+    last block of each of the newest `max_points` messages compaction named in `cache_points`. Each message is
     converted once (messages never change, and the history is resent on every call); the wire dicts are
-    shared, so the breakpoint goes on a copy."""
+    shared, so a breakpoint goes on a copy."""
+    return _wire_messages(messages, cache_tail, max_points)[0]
+
+
+def _wire_messages(messages: Sequence[Message], cache_tail: bool, max_points: int) -> tuple[list[dict[str, Any]], int]:
+    """`to_anthropic_messages`, and how many breakpoints it placed."""
     # An empty message (the model said nothing) cannot be sent: it converts to None, which is left out.
-    out: list[dict[str, Any]] = list(filter(None, _converted_history.each(messages, _converted)))
-    if cache_tail and out:
-        blocks = list(out[-1]["content"])
-        for index in reversed(range(len(blocks))):
-            if blocks[index]["type"] not in ("thinking", "redacted_thinking"):
-                blocks[index] = {**blocks[index], "cache_control": EPHEMERAL}
-                out[-1] = {**out[-1], "content": blocks}
-                break
-    return out
+    converted = _converted_history.each(messages, _converted)
+    out: list[dict[str, Any]] = list(filter(None, converted))
+    if not cache_tail or not out:
+        return out, 0
+    marks = {len(out) - 1}
+    points: tuple[int, ...] = getattr(messages, "cache_points", ())
+    for point in points[-max_points:] if max_points > 0 else ():
+        if 0 <= point < len(messages) - 1:
+            head = converted[: point + 1]
+            marks.add(len(head) - head.count(None) - 1)  # its place on the wire (C-speed counting)
+    placed = 0
+    for index in marks:
+        if index >= 0:
+            out[index], marked = _with_breakpoint(out[index])
+            placed += marked
+    return out, placed
+
+
+def _with_breakpoint(message: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """`message` with a breakpoint on its last block that is not reasoning (unchanged when it has none)."""
+    blocks = list(message["content"])
+    for index in reversed(range(len(blocks))):
+        if blocks[index]["type"] not in ("thinking", "redacted_thinking"):
+            blocks[index] = {**blocks[index], "cache_control": EPHEMERAL}
+            return {**message, "content": blocks}, True
+    return message, False
 
 
 def _converted(message: Message) -> dict[str, Any] | None:
@@ -82,12 +114,12 @@ _converted_messages: IdentityMemo[dict[str, Any] | None] = IdentityMemo()
 _converted_history: PrefixMemo[Message, dict[str, Any] | None] = PrefixMemo()
 
 
-def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Tools with their full JSON Schema; the last one closes the cached tools prefix."""
+def to_anthropic_tools(tools: Sequence[ToolSpec], *, cache: bool = True) -> list[dict[str, Any]]:
+    """Tools with their full JSON Schema; the last one closes the cached tools prefix when `cache`."""
     out: list[dict[str, Any]] = [
         {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools
     ]
-    if out:
+    if out and cache:
         out[-1]["cache_control"] = EPHEMERAL
     return out
 
@@ -248,16 +280,19 @@ class AnthropicProvider(msgspec.Struct):
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
+        messages, used = _wire_messages(request.messages, True, 2)
         body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": to_anthropic_messages(request.messages),
+            "messages": messages,
             "stream": True,
         }
         if request.system:
             body["system"] = to_anthropic_system(request.system)
+            used += 1
         if request.tools:
-            body["tools"] = to_anthropic_tools(request.tools)
+            # The system prompt's breakpoint caches the tools too (they come first): theirs is the one to spare.
+            body["tools"] = to_anthropic_tools(request.tools, cache=used < MAX_BREAKPOINTS)
         return body
 
     def headers(self) -> dict[str, str]:

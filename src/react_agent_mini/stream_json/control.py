@@ -64,6 +64,11 @@ class ControlChannel:
         else:
             future.set_exception(ControlError(str(response.get("error") or "the client refused the request")))
 
+    @property
+    def closed(self) -> bool:
+        """True once the client can no longer answer (stdin ended)."""
+        return self._closed
+
     def close(self) -> None:
         """The client went away: every waiting request fails."""
         self._closed = True

@@ -137,6 +137,14 @@ class TurnSummary(msgspec.Struct):
     """Calls the permission check refused: `tool_name`, `tool_use_id`, `tool_input`."""
     max_turns: int = 0
     """The limit, for the max-turns error text."""
+    over_budget: float | None = None
+    """The `--max-budget-usd` limit the session's cost reached in this turn (the result is then
+    `error_max_budget_usd`); None: not reached."""
+
+
+def budget_error(limit: float) -> str:
+    """The error text of a turn stopped by `--max-budget-usd`."""
+    return f"Reached maximum budget (${limit:g})"
 
 
 _SUBTYPES = {
@@ -178,6 +186,10 @@ def result_line(terminal: Terminal, summary: TurnSummary) -> dict[str, Any]:
         out["result"] = terminal.error
         out["errors"] = [terminal.error]
         out["error"] = terminal.error
+    if summary.over_budget is not None:  # as Claude Code reports it: whatever the turn was doing when it stopped
+        out.update(subtype="error_max_budget_usd", is_error=True, errors=[budget_error(summary.over_budget)])
+        out.pop("result", None)
+        out.pop("error", None)
     return out
 
 

@@ -164,9 +164,12 @@ def format_validation_error(message: str) -> str:
     return message
 
 
-def struct_schema(model: type[msgspec.Struct]) -> dict[str, Any]:
-    """The JSON Schema of a Struct, inlined at the top level, without `title`s (tokens for nothing)."""
-    schema = msgspec.json.schema(model)
+def struct_schema(
+    model: type[msgspec.Struct], schema_hook: Callable[[type], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The JSON Schema of a Struct, inlined at the top level, without `title`s (tokens for nothing); `schema_hook`
+    describes types msgspec does not know (as `msgspec.json.schema` takes it)."""
+    schema = msgspec.json.schema(model, schema_hook=schema_hook)
     defs: dict[str, Any] = schema.pop("$defs", {})
     if "$ref" in schema:
         schema = defs.pop(schema["$ref"].rsplit("/", 1)[-1])

@@ -11,7 +11,7 @@ turn, calls that did not run get a "skipped" result.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -73,7 +73,7 @@ def _batches(uses: Sequence[ToolUseBlock], registry: ToolRegistry) -> list[list[
 
 async def run_tool_calls(
     uses: Sequence[ToolUseBlock], run: ToolRun
-) -> AsyncIterator[ToolStarted | ToolFinished | Notice]:
+) -> AsyncGenerator[ToolStarted | ToolFinished | Notice, None]:
     """Yield ToolStarted for each call as it is reached and exactly one ToolFinished per call (and a Notice for
     each line a hook has for the user)."""
     for batch in _batches(uses, run.registry):
@@ -95,11 +95,17 @@ async def run_tool_calls(
             yield _finish(ready[0].use, output)
         elif ready:
             bound = asyncio.Semaphore(MAX_PARALLEL)
-            for next_done in asyncio.as_completed([_execute_tagged(r, run, bound) for r in ready]):
-                item, output = await next_done
-                for line in _drain(run):
-                    yield line
-                yield _finish(item.use, output)
+            tasks = [asyncio.ensure_future(_execute_tagged(r, run, bound)) for r in ready]
+            try:
+                for next_done in asyncio.as_completed(tasks):
+                    item, output = await next_done
+                    for line in _drain(run):
+                        yield line
+                    yield _finish(item.use, output)
+            finally:  # cancelled, or closed before the batch finished: the calls still running stop too
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _drain(run: ToolRun) -> list[Notice]:
@@ -137,9 +143,11 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
         run.notices.extend(verdict.messages)
         if verdict.stop:
             run.end_turn = True
+            run.notices.append(_stopped("PreToolUse", verdict.stop_reason))  # `stopReason` is for the user
             return ToolOutput(_stopped("PreToolUse", verdict.stop_reason), is_error=True)
         if verdict.block or verdict.permission == "deny":
-            why = verdict.permission_reason or verdict.reason or "no reason given"
+            denial = verdict.permission_reason if verdict.permission == "deny" else ""
+            why = " ".join(dict.fromkeys(r for r in (denial, *verdict.reasons) if r)) or "no reason given"
             return ToolOutput(f"Blocked by a PreToolUse hook: {why}", is_error=True)
         if verdict.updated_input is not None:
             raw = verdict.updated_input
@@ -226,6 +234,7 @@ async def _after_hooks(ready: _Ready, output: ToolOutput, run: ToolRun) -> ToolO
         notes.append(f"A PostToolUse hook objects: {verdict.reason or 'no reason given'}")
     if verdict.stop:
         run.end_turn = True
+        run.notices.append(_stopped("PostToolUse", verdict.stop_reason))
         notes.append(_stopped("PostToolUse", verdict.stop_reason))
     if notes:
         content = _with_context(content, tuple(notes))

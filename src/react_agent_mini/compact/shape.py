@@ -1,0 +1,119 @@
+"""Profile v2's stage ①: each result shaped for its tool and sized to the model's window.
+
+The newest results go whole up to `fresh_result_tokens` (a share of the window: a 30 KB file reaches the model
+in one Read, as in Claude Code). A longer one is cut the way its tool's output is read:
+
+- Bash: head and tail around one line saying how much of the middle was cut (budget.cut_head_tail, 40/60);
+- Grep and Glob: whole entries (lines) from the start, and a note with how many were shown of how many and
+  the offset to page on from;
+- Read and everything else: the head, cut back to a line boundary, and the note saying how to read the rest
+  (for Read the offset, from its line numbers).
+
+The cap is in estimated tokens (tokens.py), so a Chinese result is cut where its cost says, not where its
+characters would be for English. When v2 must make room (economy.py), older results fall to the seed's
+`max_tool_result_chars` cut (budget.cut_result): `demoted`. Each cut is computed once per block (memo.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from ..messages import ToolResultBlock, ToolUseBlock
+from .budget import MIDDLE_CUT, _snap_head, cut_head_tail, cut_result, is_placeholder, truncation_note
+from .estimate import utf16_len, utf16_prefix
+from .memo import IdentityMemo
+from .tokens import estimate_tokens, result_tokens
+
+ENTRY_TOOLS = frozenset({"Grep", "Glob"})
+"""Tools whose output is one entry per line: cut at entries, with counts."""
+MARGIN_PERCENT = 97
+"""A cut aims at this share of the cap, so the note it adds still fits."""
+_GREP_PAGE = re.compile(r"^\[Showing results (\d+)\.\.(\d+) of (\d+)\.")
+_GLOB_PAGE = re.compile(r"^\(Showing (\d+) of (\d+) matches")
+
+
+def fresh_cut(block: ToolResultBlock, cap_tokens: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
+    """`block` shaped to at most `cap_tokens` estimated tokens, or None when it fits (computed once)."""
+    return _fresh(block, lambda b: _shape(b, cap_tokens, tool_use), key=(cap_tokens, tool_use))
+
+
+def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
+    """`block` at the seed's cap (an older result when room is needed), or None when it is within it. A Bash
+    result this stage cut already is cut again around the same middle, and says what both cuts left out."""
+    if len(block.content) <= limit_chars // 2 or is_placeholder(block.content):
+        return None
+    if tool_use is not None and tool_use.name == "Bash" and MIDDLE_CUT in block.content:
+        return _again(block, lambda b: _cut_again(b, limit_chars), key=limit_chars)
+    return cut_result(block, limit_chars, tool_use)
+
+
+def _cut_again(block: ToolResultBlock, limit: int) -> ToolResultBlock | None:
+    if utf16_len(block.content) <= limit:
+        return None
+    both = cut_head_tail(block.content, limit, again=True)
+    return None if both is None else msgspec.structs.replace(block, content=both)
+
+
+_again: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
+
+
+_fresh: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
+
+
+def _shape(block: ToolResultBlock, cap: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
+    content = block.content
+    tokens = result_tokens(block)
+    if tokens <= cap or is_placeholder(content):
+        return None
+    chars = utf16_len(content)
+    limit = chars * cap // tokens * MARGIN_PERCENT // 100
+    for _ in range(4):  # the text cut may be denser than the whole: tighten until it fits
+        text = _cut_text(content, limit, tool_use)
+        if estimate_tokens(text) <= cap:
+            break
+        limit = limit * 9 // 10
+    return msgspec.structs.replace(block, content=text)
+
+
+def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None) -> str:
+    name = tool_use.name if tool_use is not None else ""
+    if name == "Bash":
+        both = cut_head_tail(content, limit)
+        if both is not None:
+            return both
+    if name in ENTRY_TOOLS:
+        return cut_entries(content, limit, name)
+    kept = _snap_head(utf16_prefix(content, limit))
+    return kept + truncation_note(kept, limit, tool_use)
+
+
+def cut_entries(content: str, limit: int, tool: str) -> str:
+    """The first whole entries (lines) of a Grep or Glob result that fit in `limit`, and a note: how many of
+    how many were shown, and how to see the rest."""
+    lines = content.split("\n")
+    first, total = 0, None
+    entries = lines
+    if lines and (page := _GREP_PAGE.match(lines[-1])):
+        first, total, entries = int(page.group(1)) - 1, int(page.group(3)), lines[:-1]
+    elif lines and (page := _GLOB_PAGE.match(lines[-1])):
+        total, entries = int(page.group(2)), lines[:-1]
+    shown: list[str] = []
+    room = limit - 300  # the note
+    for line in entries:
+        room -= utf16_len(line) + 1
+        if room < 0:
+            break
+        shown.append(line)
+    total = len(entries) if total is None else total
+    end = first + len(shown)
+    if tool == "Grep":
+        how = f"call Grep again with offset={end} (and head_limit for the page size), or narrow the search"
+    else:
+        how = "narrow the pattern or the path"
+    note = (
+        f"[… {len(shown)} of these {len(entries)} entries shown (results {first + 1}..{end} of {total}); the rest "
+        f"were cut by compaction. To see more, {how} …]"
+    )
+    return "\n".join([*shown, note])

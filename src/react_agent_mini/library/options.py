@@ -1,0 +1,182 @@
+"""From `Agent(...)`'s arguments to what a session is built from: a `ProviderConfig` and `SessionOptions`.
+
+Arguments left unset come from the environment and the settings files, as for the CLI; those given win. The
+environment is read, never changed: the provider is resolved from a copy with the arguments put in. Everything that
+can be checked without opening the session is checked here, so a bad argument raises `ConfigError` (one line
+saying what to fix) from `Agent(...)` itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+from .. import session_lock, transcript
+from ..app import SessionOptions
+from ..config import NO_KEY_MESSAGE, ConfigError, ProviderConfig, resolve_provider
+from ..function_tools import FunctionTool
+from ..ids import new_uuid
+from ..permissions.configured import PermissionOptions
+from ..permissions.rules import PERMISSION_MODES, PermissionMode, RuleError, parse_rule, split_rule_list
+
+ProviderName: TypeAlias = Literal["openai", "anthropic", "mock"]
+
+RESERVED_NAMES = frozenset({"Skill", "ListMcpResourcesTool", "ReadMcpResourceTool"})
+"""Built-in tools that join the table after the caller's (the other built-in names are checked once it is made)."""
+
+LIBRARY_NO_KEY_MESSAGE = (
+    "No API key found: pass api_key= to Agent (with provider= and base_url= for another endpoint), or set "
+    "OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with OPENAI_BASE_URL) or "
+    'ANTHROPIC_API_KEY; provider="mock" runs the offline scripted demo.'
+)
+
+
+def provider_config(
+    env: Mapping[str, str],
+    *,
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+) -> ProviderConfig:
+    """The provider `env` gives, with the arguments that are set put over it."""
+    if provider is not None and provider not in ("openai", "anthropic", "mock"):
+        raise ConfigError(f"provider must be 'openai', 'anthropic' or 'mock', got {provider!r}")
+    given = dict(env)
+    kind = provider
+    if kind is None and (base_url is not None or api_key is not None):
+        kind = _kind_from(given)  # the endpoint and key are for the provider the environment picks
+    if kind is not None and kind != "mock":
+        given.pop("QUERY_MOCK", None)  # an explicit choice wins over the demo switch
+    if kind == "openai":
+        _put(given, "OPENAI_BASE_URL", base_url)
+        _put(given, "OPENAI_API_KEY", api_key)
+    elif kind == "anthropic":
+        _put(given, "ANTHROPIC_BASE_URL", base_url)
+        if api_key is not None:
+            given["ANTHROPIC_API_KEY"] = api_key
+            given.pop("ANTHROPIC_AUTH_TOKEN", None)  # the key given is the one to send
+    try:
+        return resolve_provider(given, provider=kind, model=model)
+    except ConfigError as exc:
+        message = str(exc)
+        if message == NO_KEY_MESSAGE:
+            message = LIBRARY_NO_KEY_MESSAGE
+        message = message.replace("is not set", "is not set and no api_key= was given")
+        raise ConfigError(message.replace("`--mock`", 'provider="mock"')) from None
+
+
+def _kind_from(env: Mapping[str, str]) -> ProviderName:
+    if env.get("OPENAI_API_KEY", "").strip():
+        return "openai"
+    if env.get("ANTHROPIC_API_KEY", "").strip() or env.get("ANTHROPIC_AUTH_TOKEN", "").strip():
+        return "anthropic"
+    return "openai"
+
+
+def _put(env: dict[str, str], name: str, value: str | None) -> None:
+    if value is not None:
+        env[name] = value
+
+
+def session_options(
+    env: Mapping[str, str],
+    *,
+    cwd: str | os.PathLike[str],
+    max_turns: int,
+    permission_mode: str | None,
+    allowed_tools: str | Sequence[str],
+    disallowed_tools: str | Sequence[str],
+    system_prompt: str | None,
+    append_system_prompt: str | None,
+    tools: Sequence[Callable[..., Any] | FunctionTool],
+    mcp_servers: Mapping[str, Any] | None,
+    resume: str | None,
+) -> SessionOptions:
+    """The session the arguments describe (ConfigError for one that cannot be)."""
+    root = Path(cwd).expanduser().resolve()
+    if not root.is_dir():
+        raise ConfigError(f"cwd {os.fspath(cwd)!r} is not a directory")
+    if permission_mode is not None and permission_mode not in PERMISSION_MODES:
+        raise ConfigError(f"permission_mode must be one of {', '.join(PERMISSION_MODES)}; got {permission_mode!r}")
+    mode: PermissionMode | None = permission_mode  # narrowed by the check above
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        raise ConfigError(f"max_turns must be a whole number of at least 1, got {max_turns!r}")
+    permissions = PermissionOptions(
+        mode, _rules("allowed_tools", allowed_tools), _rules("disallowed_tools", disallowed_tools)
+    )
+    resumed = _session_path(root, resume) if resume is not None else None
+    return SessionOptions(
+        root,
+        max_turns=max_turns,
+        permissions=permissions,
+        resume=resumed,
+        session_id=None if resumed is not None else new_uuid(),  # known before the session opens
+        system_prompt=system_prompt,
+        append_system_prompt=append_system_prompt or "",
+        extra_tools=function_tools(tools),
+        mcp_servers=_servers(mcp_servers, root, env),
+    )
+
+
+def _rules(name: str, values: str | Sequence[str]) -> tuple[str, ...]:
+    """Rules checked to parse: a rule that does not would be ignored, and an ignored deny rule fails open."""
+    texts = [values] if isinstance(values, str) else list(values)
+    rules: list[str] = []
+    for value in texts:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name}: expected rule strings such as 'Bash(git diff:*)', got {value!r}")
+        for text in split_rule_list(value):
+            try:
+                parse_rule(text, "cli")
+            except RuleError as exc:
+                raise ConfigError(f"{name}: {text!r}: {exc}") from None
+            rules.append(text)
+    return tuple(rules)
+
+
+def function_tools(tools: Sequence[Callable[..., Any] | FunctionTool]) -> tuple[FunctionTool, ...]:
+    """The caller's functions as tools, with distinct names."""
+    made: list[FunctionTool] = []
+    for item in tools:
+        if isinstance(item, FunctionTool):
+            made.append(item)
+        elif callable(item):
+            try:
+                made.append(FunctionTool(item))
+            except ValueError as exc:
+                raise ConfigError(f"tools: {exc}") from None
+        else:
+            raise ConfigError(f"tools: {item!r} is not a function")
+    names = [tool.name for tool in made]
+    for name in names:
+        if name in RESERVED_NAMES:
+            raise ConfigError(f"tools: {name!r} is the name of a built-in tool; name the function with @tool(name=...)")
+        if names.count(name) > 1:
+            raise ConfigError(f"tools: two tools are named {name!r}; rename one with @tool(name=...)")
+    return tuple(made)
+
+
+def _servers(servers: Mapping[str, Any] | None, root: Path, env: Mapping[str, str]) -> Mapping[str, Any] | None:
+    """`mcp_servers` checked now: the session would only warn about an entry it cannot use, and skip it."""
+    if servers is None:
+        return None
+    from ..mcp.config import parse_servers
+
+    _, problems = parse_servers(servers, root, env, source="mcp_servers")
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return servers
+
+
+def _session_path(root: Path, session_id: str) -> Path:
+    """The transcript `resume` names, if no other process is writing it."""
+    found = transcript.find_session(root, session_id) if session_id else None
+    if found is None:
+        raise ConfigError(f"resume: no single saved session of {root} matches {session_id!r} (ram --resume lists them)")
+    holder = session_lock.holder(found)
+    if holder is not None:
+        raise ConfigError(str(session_lock.SessionInUse(found.stem, holder)))
+    return found
