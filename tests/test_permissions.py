@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from react_agent_mini.abort import AbortSignal
 from react_agent_mini.events import ToolFinished
 from react_agent_mini.messages import ToolUseBlock
-from react_agent_mini.permissions import shell
+from react_agent_mini.permissions.bash import analysis as shell
+from react_agent_mini.permissions.bash.prefix import rule_prefix
 from react_agent_mini.permissions.policy import (
     NOT_READ_ONLY,
     REJECT_MESSAGE,
@@ -259,8 +260,11 @@ def test_bash_deny_does_not_match_other_programs(ws: Path) -> None:
     ruleset = rules(deny=["Bash(rm:*)"])
     assert verdict(ruleset, ws, "Bash", command="rmdir build") is None
     assert verdict(ruleset, ws, "Bash", command="echo rmdir") is None
-    # naming the program anywhere is enough (fail closed: `split --filter='rm f'` runs it), so this is refused too
-    assert verdict(ruleset, ws, "Bash", command="echo rm") == "deny"
+    # naming the program anywhere in a line that runs a program not known to be inert is enough (fail closed:
+    # `split --filter='rm f'` runs it); echo only prints its words (issue 15: `echo 'rm -rf x'` is not `rm`)
+    assert verdict(ruleset, ws, "Bash", command="mytool rm") == "deny"
+    assert verdict(ruleset, ws, "Bash", command="echo rm") is None
+    assert verdict(ruleset, ws, "Bash", command="echo 'rm -rf x'") is None
 
 
 def test_bash_ask_beats_allow_and_deny_beats_both(ws: Path) -> None:
@@ -628,7 +632,7 @@ async def test_always_for_a_command_records_scoped_prefixes_never_bare_bash(ws: 
     command = "git push origin main"
     assert await decide(p, BASH, command=command) == Allow()
     cmd = shell.analyze(command).commands[0]
-    expected = f"Bash({shell.rule_prefix(cmd)}:*)"
+    expected = f"Bash({rule_prefix(cmd)}:*)"
     assert p.session_rules() == [expected] and asker.requests[0].always_rules == (expected,)
     assert asker.requests[0].summary == "Run: git push origin main"
     assert await decide(p, BASH, command=command) == Allow()
@@ -759,7 +763,7 @@ async def test_headless_message_for_an_edit_names_every_way_out(ws: Path) -> Non
 async def test_headless_message_for_a_command_suggests_its_scoped_rule(ws: Path) -> None:
     decision = await decide(policy(ws), BASH, command="git push origin main")
     assert isinstance(decision, Deny)
-    rule = f"Bash({shell.rule_prefix(shell.analyze('git push origin main').commands[0])}:*)"
+    rule = f"Bash({rule_prefix(shell.analyze('git push origin main').commands[0])}:*)"
     assert f'--allowed-tools "{rule}"' in decision.message
     assert "ALLOW_WRITE=1" in decision.message and "acceptEdits" not in decision.message
 

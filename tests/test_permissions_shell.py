@@ -9,14 +9,14 @@ import sys
 import msgspec
 import pytest
 
-from react_agent_mini.permissions.shell import (
+from react_agent_mini.permissions.bash.analysis import (
     MAX_COMMAND_CHARS,
     ShellAnalysis,
     SimpleCommand,
     analyze,
     is_read_only_command,
-    rule_prefix,
 )
+from react_agent_mini.permissions.bash.prefix import rule_prefix
 
 # (command, a fragment the reason must contain, case-insensitively)
 HOSTILE: list[tuple[str, str]] = [
@@ -89,6 +89,7 @@ HOSTILE: list[tuple[str, str]] = [
     ("git config --edit", "--edit"),
     ("git remote add origin url", "add"),
     ("git remote set-url origin url", "set-url"),
+    ("git remote show origin", "without -n"),  # it connects to the remote (it was SAFE before issue 15)
     ("git reflog expire --all", "expire"),
     ("git stash", "stash"),
     ("git stash drop", "drop"),
@@ -349,7 +350,7 @@ SAFE: list[str] = [
     "git describe --tags",
     "git shortlog -sn",
     "git remote -v",
-    "git remote show origin",
+    "git remote show -n origin",  # without -n it asks the remote: network (a HOSTILE case now)
     "git remote get-url origin",
     "git config --get user.name",
     "git config -l",
@@ -574,15 +575,15 @@ def test_rule_prefix_quotes_words_that_need_it() -> None:
 
 
 def test_input_the_parser_skips_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from react_agent_mini.permissions import shell_syntax
+    from react_agent_mini.permissions.bash import syntax
 
-    real = shell_syntax._parse
+    real = syntax._parse
 
     def first_line_only(data: bytes) -> object:
         head, newline, rest = data.partition(b"\n")
         return real(head + b" " * (len(newline) + len(rest)))
 
-    monkeypatch.setattr(shell_syntax, "_parse", first_line_only)
+    monkeypatch.setattr(syntax, "_parse", first_line_only)
     analysis = analyze("ls\nrm -rf x")
     assert not analysis.parsed
     assert not analysis.read_only
@@ -647,18 +648,18 @@ def test_non_ascii_text_keeps_its_offsets() -> None:
 def test_the_parser_is_imported_on_first_use() -> None:
     code = (
         "import sys\n"
-        "from react_agent_mini.permissions import shell\n"
+        "from react_agent_mini.permissions.bash import analysis\n"
         "assert 'tree_sitter' not in sys.modules\n"
-        "assert shell.analyze('ls | wc -l').read_only\n"
+        "assert analysis.analyze('ls | wc -l').read_only\n"
         "assert 'tree_sitter' in sys.modules and 'bashlex' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_a_missing_parser_means_asking(monkeypatch: pytest.MonkeyPatch) -> None:
-    from react_agent_mini.permissions import shell_syntax
+    from react_agent_mini.permissions.bash import tree
 
-    monkeypatch.setattr(shell_syntax, "_parser", None)
+    monkeypatch.setattr(tree, "_parser", None)
     monkeypatch.setitem(sys.modules, "tree_sitter_bash", None)
     analysis = analyze("ls")
     assert not analysis.parsed and not analysis.read_only

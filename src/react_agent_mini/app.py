@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -34,6 +34,9 @@ from .providers.retry import RetryPolicy, stream_with_retry
 from .recorder import TranscriptRecorder
 from .session import Session
 from .tools.base import Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from .sandbox.settings import SandboxConfig
 
 SYSTEM_PROMPT = BASE_PROMPT
 """The base prompt alone (benchmarks use it; sessions get the full prompt from `Knowledge`)."""
@@ -91,6 +94,8 @@ class SessionOptions(msgspec.Struct, frozen=True):
     """Use only `mcp_servers`, not the config files."""
     mock_chunk_delay: float = 0.0
     """Seconds between chunks of the offline demo model."""
+    sandbox: SandboxConfig | None = None
+    """The OS sandbox Bash commands run in (`--sandbox`, see `sandbox.settings`); None: as the settings files say."""
 
 
 class Assembled(msgspec.Struct, dict=False):
@@ -161,6 +166,7 @@ def build_session(
         append_prompt=options.append_system_prompt,
     )
     tools = _tool_table(options, warnings)
+    _attach_sandbox(options, cwd, tools, policy, warnings)
     reinject = None
     if knowledge.skills and (options.builtin_tools is None or "Skill" in options.builtin_tools):
         from .tools.skill import SkillTool
@@ -214,6 +220,25 @@ def _tool_table(options: SessionOptions, warnings: list[str]) -> ToolRegistry:
             continue
         tools.add(tool)
     return tools
+
+
+def _attach_sandbox(
+    options: SessionOptions, cwd: Path, tools: ToolRegistry, policy: PermissionPolicy, warnings: list[str]
+) -> None:
+    """Bash runs its commands in the sandbox the options (or else the settings files) ask for, and the policy
+    knows whether they are confined. Only the configuration loads here; the machinery, at the first command."""
+    from .sandbox.handle import Sandbox
+    from .sandbox.settings import resolve_sandbox
+    from .tools.bash import BashTool
+
+    config = options.sandbox
+    if config is None:
+        config = resolve_sandbox(cwd, os.environ, sources=options.permissions.setting_sources)
+        warnings += config.warnings
+    bash = tools.get("Bash")
+    if isinstance(bash, BashTool):
+        bash.sandbox = Sandbox(config, cwd, lambda: policy.rules)
+        policy.sandboxed = bash.sandbox.confines_commands
 
 
 def _reset_skills(session: Session) -> None:

@@ -21,7 +21,6 @@ NO_EFFECT = (
     "--verbose",
     "--include-hook-events",
     "--fallback-model M",
-    "--add-dir DIR",
     "--max-thinking-tokens N",
     "--thinking MODE",
     "--thinking-display X",
@@ -115,8 +114,14 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
     compat = parser.add_argument_group("accepted for Claude Code compatibility, no effect", _wrapped(NO_EFFECT))
     for flag in ("--verbose", "--include-hook-events", "--debug-to-stderr", "--session-mirror"):
         compat.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
-    for flag in ("--add-dir", "--plugin-dir"):
-        compat.add_argument(flag, action="append", default=[], help=argparse.SUPPRESS)
+    sdk.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory Bash commands may also write in the sandbox (repeatable)",
+    )
+    compat.add_argument("--plugin-dir", action="append", default=[], help=argparse.SUPPRESS)
     for flag in (
         "--fallback-model",
         "--max-thinking-tokens",

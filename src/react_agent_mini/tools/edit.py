@@ -103,14 +103,12 @@ def _edit(path: Path, shown: str, args: EditArgs, reads: FileReads) -> ToolOutpu
         return _error(f"File does not exist: {shown}")
     fd, info = opened
     try:
-        return _edit_open(fd, info, path, shown, args, reads, old, new)
+        return _edit_open(fd, info, path, shown, args, reads)
     finally:
         os.close(fd)
 
 
-def _edit_open(
-    fd: int, info: os.stat_result, path: Path, shown: str, args: EditArgs, reads: FileReads, old: str, new: str
-) -> ToolOutput:
+def _edit_open(fd: int, info: os.stat_result, path: Path, shown: str, args: EditArgs, reads: FileReads) -> ToolOutput:
     try:
         data = in_place.read_all(fd)
     except OSError as exc:
@@ -129,6 +127,33 @@ def _edit_open(
     bom = text.startswith("\ufeff")
     if bom:
         text = text[1:]
+    done = replace_text(text, shown, args)
+    if isinstance(done, ToolOutput):
+        return done
+    try:
+        after = in_place.rewrite(fd, (BOM if bom else b"") + done.text.encode("utf-8", errors="replace"))
+    except OSError as exc:
+        return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
+    reads.record(path, FileRead(after.st_mtime_ns, after.st_size))
+    return ToolOutput(done.message)
+
+
+class Replaced(msgspec.Struct, frozen=True):
+    """An edit worked out on a file's text."""
+
+    text: str
+    """The new text, with the file's line endings and final newline."""
+    message: str
+    """What the model reads: how many replacements, and the changed lines numbered as Read numbers them."""
+
+
+def replace_text(text: str, shown: str, args: EditArgs) -> Replaced | ToolOutput:
+    """`args` applied to `text` (a file's content without its BOM, from disk or an editor's buffer): the new text,
+    or the error the model reads. Pure: the caller reads and writes the file."""
+    old = args.old_string.replace("\r\n", "\n")
+    new = args.new_string.replace("\r\n", "\n")
+    if old == new:
+        return _error("old_string and new_string are identical; there is nothing to change.")
     if not old and text:
         return _error(
             f"old_string is empty, but {shown} already has content. Give the exact text to replace, or use "
@@ -164,15 +189,9 @@ def _edit_open(
     if text:
         result = _keep_final_newline(text, result, style)
 
-    try:
-        after = in_place.rewrite(fd, (BOM if bom else b"") + result.encode("utf-8", errors="replace"))
-    except OSError as exc:
-        return _error(f"Cannot edit {shown}: {exc.strerror or exc}.")
-    reads.record(path, FileRead(after.st_mtime_ns, after.st_size))
-
     replacements = plural(len(starts), "replacement")
     snippet = _snippet(result, norm.count("\n", 0, starts[0]) + 1, new.count("\n"))
-    return ToolOutput(f"Edited {shown} ({replacements}).\n{snippet}".rstrip("\n"))
+    return Replaced(result, f"Edited {shown} ({replacements}).\n{snippet}".rstrip("\n"))
 
 
 def _find_all(text: str, needle: str) -> list[int]:

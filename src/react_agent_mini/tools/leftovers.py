@@ -24,6 +24,10 @@ ram does not make itself a child subreaper (PR_SET_CHILD_SUBREAPER): orphans wou
 nothing would tell them from its own (MCP servers, rg), and it would have to reap every orphan of those too. The
 environment mark finds a reparented process wherever it went.
 
+A sandboxed command (`sandbox`) runs in a PID namespace of its own: /proc shows its processes under our numbers and
+their environments carry the mark as usual; the namespace's init (bwrap's reaper, which lives as long as a background
+job does) is stopped with them but not named or counted.
+
 Linux only: without /proc nothing is found, and only the process group is stopped, as before.
 """
 
@@ -204,7 +208,8 @@ class Targets:
                     os.close(fd)
                 continue
             self._held.append((proc, fd))
-            self.names.append(f"{_command_line(proc.pid)} (pid {proc.pid})")
+            if not _namespace_init(proc.pid):  # a sandbox's PID 1 is plumbing, not something the command ran
+                self.names.append(f"{_command_line(proc.pid)} (pid {proc.pid})")
 
     @property
     def procs(self) -> list[Proc]:
@@ -256,6 +261,21 @@ def stopped_line(names: list[str], what: str, kind: str = "background ") -> str:
         shown.append(f"and {len(names) - NAMES_SHOWN} more")
     count = f"1 {kind}process" if len(names) == 1 else f"{len(names)} {kind}processes"
     return f"stopped {count} {what}: {', '.join(shown)}"
+
+
+def _namespace_init(pid: int) -> bool:
+    """True for the init (PID 1) of a PID namespace below ours: bwrap's reaper for a sandboxed command, which lives
+    as long as that command's background jobs. It is stopped with them (that ends its whole namespace) but not
+    named or counted."""
+    try:
+        status = (_PROC / str(pid) / "status").read_text(errors="replace")
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            ids = line.split()[1:]
+            return len(ids) > 1 and ids[-1] == "1"
+    return False
 
 
 def _command_line(pid: int) -> str:

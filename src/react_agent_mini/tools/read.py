@@ -8,6 +8,7 @@ of an unchanged range answer with a short stub instead of the same text again.
 from __future__ import annotations
 
 import asyncio
+import io
 import stat
 from pathlib import Path
 from typing import IO, Annotated
@@ -118,15 +119,32 @@ def _read(
                 return ToolOutput(f"{shown} is empty."), record
             stream.seek(0)
             if args.limit is None and not args.offset and info.st_size > WHOLE_FILE_BYTES:
-                total = _count_lines(stream)
-                return _error(
-                    f"{shown} is too large to read whole: {info.st_size:,} bytes, {plural(total, 'line')} "
-                    f"(files over {WHOLE_FILE_BYTES // 1024} KB need offset or limit). Read it in parts with "
-                    f"offset and limit, e.g. offset=1, limit={DEFAULT_LIMIT}. Grep can find the part you need."
-                )
+                return _error(_too_large(shown, info.st_size, _count_lines(stream)))
             return _page(stream, shown, first, limit, args.offset, record)
     except OSError as exc:
         return _error(f"Cannot read {shown}: {exc.strerror or exc}.")
+
+
+def page_text(text: str, shown: str, args: ReadArgs) -> ToolOutput:
+    """Read's answer for a file whose text is already in hand (an editor's buffer, which may differ from the
+    disk): the same numbered lines, paging, notes and size guard as reading the file."""
+    data = text.encode("utf-8", errors="replace")
+    if not data:
+        return ToolOutput(f"{shown} is empty.")
+    stream = io.BytesIO(data)
+    if args.limit is None and not args.offset and len(data) > WHOLE_FILE_BYTES:
+        return ToolOutput(_too_large(shown, len(data), _count_lines(stream)), is_error=True)
+    first, limit = args.offset or 1, args.limit or DEFAULT_LIMIT
+    output, _ = _page(stream, shown, first, limit, args.offset, FileRead(0, len(data), first, args.limit))
+    return output
+
+
+def _too_large(shown: str, size: int, total: int) -> str:
+    return (
+        f"{shown} is too large to read whole: {size:,} bytes, {plural(total, 'line')} "
+        f"(files over {WHOLE_FILE_BYTES // 1024} KB need offset or limit). Read it in parts with "
+        f"offset and limit, e.g. offset=1, limit={DEFAULT_LIMIT}. Grep can find the part you need."
+    )
 
 
 def _page(

@@ -1,0 +1,174 @@
+"""A task's workspace: a git clone at the base commit, its setup and test commands, and the patch it ends with.
+
+A clone, not a worktree: a local clone hard-links the objects, so it costs about what a worktree does, and it never
+writes into the user's repository (a worktree registers itself in the source's `.git` and is left there as a stale
+entry when a batch is killed). A git URL is mirrored once per machine (`repo_cache`), under a lock, and each task
+clones the mirror.
+
+The patch is `git diff --binary` of everything in the workspace against the base commit — edits, new files, and
+commits the agent made — except what setup left behind (untracked files present right after it) and Python's
+bytecode caches. It is taken before the test command runs, so nothing the test writes is in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import msgspec
+
+OUTPUT_TAIL = 2000
+"""Characters of a command's output kept for the results."""
+CREDENTIALS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""Never given to setup and test commands (they run the repository's code)."""
+_NOT_IN_PATCH = (":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.py[co]")
+
+
+class WorkspaceError(Exception):
+    """The workspace could not be made (clone, checkout); the message says which command failed and how."""
+
+
+class CommandResult(msgspec.Struct, frozen=True):
+    """How a setup or test command ended."""
+
+    exit_code: int
+    output: str
+    """The end of what it printed (stdout and stderr together)."""
+
+
+class Workspace(msgspec.Struct):
+    """A clone at the base commit, ready for a session."""
+
+    path: Path
+    base: str
+    """The base commit's full id."""
+    leftovers: tuple[str, ...] = ()
+    """Untracked paths setup left (kept out of the patch)."""
+
+
+async def create(repo: str, base_commit: str | None, path: Path, cache: Path) -> Workspace:
+    """Clone `repo` into `path` (which must not exist) and check out `base_commit` (None: its HEAD)."""
+    source = repo
+    if "://" in repo or "@" in repo.split("/")[0]:
+        source = str(await _mirror(repo, cache, base_commit))
+    elif not Path(repo, ".git").exists() and not Path(repo, "HEAD").is_file():
+        raise WorkspaceError(f"{repo} is not a git repository")
+    # git makes the leading directories (another task's clean-up may remove an empty parent meanwhile)
+    await git("clone", "--quiet", "--no-checkout", source, str(path), cwd=Path(os.sep))
+    await git("checkout", "--quiet", "--detach", base_commit or "HEAD", cwd=path)
+    base = (await git("rev-parse", "HEAD", cwd=path)).strip()
+    return Workspace(path, base)
+
+
+async def _mirror(url: str, cache: Path, commit: str | None) -> Path:
+    """A bare mirror of `url` in `cache` holding `commit` (made or refreshed by one worker at a time)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha1(url.encode()).hexdigest()[:16]
+    mirror = cache / f"{key}.git"
+    lock = await asyncio.to_thread(_lock, cache / f"{key}.lock")
+    try:
+        if not mirror.exists():
+            partial = cache / f"{key}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            await git("clone", "--quiet", "--mirror", url, str(partial), cwd=cache)
+            partial.rename(mirror)
+        elif commit and not await _has_commit(mirror, commit):
+            await git("remote", "update", "--prune", cwd=mirror)
+        return mirror
+    finally:
+        os.close(lock)
+
+
+def _lock(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+async def _has_commit(repo: Path, commit: str) -> bool:
+    try:
+        await git("cat-file", "-e", f"{commit}^{{commit}}", cwd=repo)
+        return True
+    except WorkspaceError:
+        return False
+
+
+async def after_setup(workspace: Workspace) -> None:
+    """Note what setup left untracked, so that it stays out of the patch."""
+    listed = await git("ls-files", "--others", "--exclude-standard", "--directory", "-z", cwd=workspace.path)
+    workspace.leftovers = tuple(entry for entry in listed.split("\0") if entry)
+
+
+async def patch(workspace: Workspace) -> str:
+    """The workspace's changes against its base commit, new files included, as `git apply` takes them."""
+    cwd = workspace.path
+    await git("add", "--all", "--", ".", *_NOT_IN_PATCH, cwd=cwd)
+    if workspace.leftovers:
+        listed = "\0".join(workspace.leftovers) + "\0"
+        await git(
+            "rm", "--cached", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul",
+            cwd=cwd, stdin=listed, env={"GIT_LITERAL_PATHSPECS": "1"},
+        )  # fmt: skip
+    return await git("diff", "--cached", "--binary", "--no-color", "--no-ext-diff", workspace.base, cwd=cwd)
+
+
+def remove(path: Path) -> None:
+    """Delete a workspace (directories the agent made read-only too)."""
+    for directory, _dirs, _files in os.walk(path):
+        with contextlib.suppress(OSError):
+            os.chmod(directory, 0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+async def git(
+    *args: str, cwd: Path, stdin: str | None = None, env: Mapping[str, str] | None = None
+) -> str:  # fmt: skip
+    """Run git; its stdout, or WorkspaceError with the command and the end of its stderr."""
+    full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
+    process = await asyncio.create_subprocess_exec(
+        "git", *args, cwd=cwd, env=full_env, start_new_session=True,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = await process.communicate(stdin.encode() if stdin is not None else None)
+    except asyncio.CancelledError:
+        _kill_group(process)
+        raise
+    if process.returncode != 0:
+        detail = err.decode(errors="replace").strip().splitlines()
+        raise WorkspaceError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {process.returncode}'}")
+    return out.decode(errors="replace")
+
+
+async def run_commands(commands: Sequence[str], cwd: Path) -> CommandResult:
+    """Run `commands` in order with bash in `cwd`, stopping at the first that fails; cancelling kills the running
+    one (its whole process group)."""
+    env = {name: value for name, value in os.environ.items() if name not in CREDENTIALS}
+    output = ""
+    for command in commands:
+        process = await asyncio.create_subprocess_exec(
+            "/bin/bash", "-c", command, cwd=cwd, env=env, start_new_session=True,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            out, _ = await process.communicate()
+        except asyncio.CancelledError:
+            _kill_group(process)
+            raise
+        output = (output + out.decode(errors="replace"))[-OUTPUT_TAIL:]
+        if process.returncode != 0:
+            return CommandResult(process.returncode if process.returncode is not None else -1, output)
+    return CommandResult(0, output)
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)

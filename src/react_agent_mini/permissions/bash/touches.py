@@ -1,0 +1,243 @@
+"""What one simple command touches: the paths its words name (expanded as bash will), which of them leave the
+workspace, the directories it reads or changes recursively, and whether something it works on is only known when
+it runs.
+
+For a read-only command the program table says which words are files (`Usage.paths`: `grep PATTERN FILE` reads
+FILE, not PATTERN; `echo` reads nothing); for any other command every word may be a path, including values glued to
+options (`-fsecrets/key`, `--file=x`, `if=~/x`). Redirection targets are paths either way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ...tools.paths import inside
+from .analysis import SimpleCommand
+from .expand import Places, expand
+from .options import Usage, glued
+from .words import Word
+
+SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+_NAMES_FROM = ("--files0-from", "--files-from", "--exclude-from", "--from-file")
+
+
+class Touch:
+    """The paths of one command, as `touched` found them."""
+
+    __slots__ = ("outside", "paths", "unknown")
+
+    def __init__(self) -> None:
+        self.outside: list[str] = []
+        """Words that reach outside the workspace, or anywhere (a value only known when the shell runs)."""
+        self.paths: list[Path] = []
+        """Every path its words name, resolved."""
+        self.unknown = False
+        """Some file it works on is only known when it runs."""
+
+    def add_outside(self, what: str) -> None:
+        if what not in self.outside:
+            self.outside.append(what)
+
+
+def touched(cmd: SimpleCommand, places: Places, root: Path, *, read_only: bool) -> Touch:
+    """The paths `cmd` names (see the module docstring)."""
+    touch = Touch()
+    usage = cmd.usage
+    precise = read_only and usage is not None and bool(cmd.words)
+    words = list(usage.paths) if precise and usage is not None else _every_word(cmd, places)
+    for word in (*words, *cmd.targets):
+        add_word(touch, word, places, root)
+    if precise and usage is not None:
+        for word in usage.probes:
+            add_word(touch, word, places, root, probe=True)
+    if usage is not None:
+        effects(touch, cmd, usage)
+    if not precise:
+        names = [w for w in cmd.argv[1:] if w.startswith(_NAMES_FROM)]
+        for name in names:
+            touch.add_outside(f"{name} (file names only known when it runs)")
+            touch.unknown = True
+    return touch
+
+
+def add_word(touch: Touch, word: Word, places: Places, root: Path, *, probe: bool = False) -> None:
+    """Add what `word` names; a `probe` only looks at whether a file exists (`test -f`), so a value known only when
+    it runs is not a file it reads."""
+    if word.static and (word.value in SAFE_DEVICES or word.value in ("", "-", "--")):
+        return
+    found = expand(word, places)
+    if found is not None and any(p.parts[1:2] == ("proc",) for p in (*found[0], *found[1])):
+        found = None  # `/proc/self/cwd/...`, `/proc/<pid>/root/...`: where it leads depends on the process reading it
+    if found is None:
+        touch.add_outside(word.value)  # only the shell knows: it could be anywhere
+        touch.unknown = touch.unknown or not probe
+        return
+    paths, lexical, produced = found
+    touch.paths += paths + lexical
+    if any(not inside(root, p) for p in paths):
+        touch.add_outside(word.value)
+    if any(w.startswith("-") for w in produced):
+        touch.add_outside(f"{word.value} (a glob matching a name that starts with -, which programs read as an option)")
+
+
+def effects(touch: Touch, cmd: SimpleCommand, usage: Usage) -> None:
+    program = cmd.argv[0] if cmd.argv else usage.name
+    if "follows" in usage.effects:
+        touch.add_outside(f"{program} following symbolic links")
+    if "names" in usage.effects:
+        touch.add_outside(f"{program} (file names only known when it runs)")
+        touch.unknown = True
+    if usage.dynamic:
+        touch.unknown = True  # `grep $x f`: $x may be `-r`
+
+
+def _every_word(cmd: SimpleCommand, places: Places) -> list[Word]:
+    """Every word of a command that is not read-only, and every value glued to one of its options."""
+    words = list(cmd.words[1:]) if cmd.words else [_loose(w) for w in cmd.argv[1:]]
+    words += [_loose(a.split("=", 1)[1]) for a in cmd.assignments if "=" in a]
+    out: list[Word] = []
+    for word in words:
+        out += _candidates(word, places)
+    return out
+
+
+def _candidates(word: Word, places: Places) -> list[Word]:
+    """The word, the value of `--opt=value` and of `name=value` (`dd if=~/x`: bash expands `~` there too), and every
+    tail of a short-option cluster that looks like a path or names an existing file (`-uf/etc/passwd`, `-C/etc`)."""
+    value = word.value
+    if value in ("", "-", "--"):
+        return []
+    if not value.startswith("-"):
+        return [word, glued(word, value.index("=") + 1)] if "=" in value else [word]
+    if "=" in value:
+        return [glued(word, value.index("=") + 1)]
+    if value.startswith("--"):
+        return []
+    bases = places.cwds or []
+    out: list[Word] = []
+    for k in range(2, len(value)):
+        tail = value[k:]
+        if "/" in tail or tail.startswith(("~", ".")) or any(_exists(b / tail) for b in bases):
+            out.append(glued(word, k))
+    return out
+
+
+def _loose(value: str) -> Word:
+    """A word known only as text: bash may still expand any of it."""
+    return Word(value=value, static=False, operand=False, single=False)
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists, never raising (a word too long to be a path is simply not there)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+# -- recursion
+
+
+def recursive_dirs(cmd: SimpleCommand, paths: Sequence[Path], places: Places, root: Path) -> tuple[Path, ...]:
+    """Directories whose whole contents `cmd` may read (or, if it writes, change): `grep -r`, `rg`, `tar`, `find
+    -exec`, `cp -r`, git commands that print or rewrite files anywhere in the repository."""
+    usage = cmd.usage
+    if usage is None:
+        return ()
+    bases = places.cwds or [root]
+    if usage.name.split()[0] == "git":
+        return (root,) if _git_contents(cmd, usage, bases) else ()
+    if "contents" in usage.effects:
+        return (root,)
+    dirs = [p for p in paths if is_dir(p)]
+    if "tree" in usage.effects:
+        return tuple(dict.fromkeys([*dirs, *bases]))  # `tar -xf x.tar`, `patch -p1 < x.patch`: below `.` too
+    if "recursive" not in usage.effects:
+        return ()
+    if not dirs and usage.paths:
+        return ()  # `rm -rf /tmp/gone`: what it names is no directory, so there is nothing below it
+    return tuple(dict.fromkeys(dirs or bases))  # `grep -r k`: no file named, so the directory it is in
+
+
+def _git_contents(cmd: SimpleCommand, usage: Usage, bases: Sequence[Path]) -> bool:
+    """True when a git command may print (or rewrite) files anywhere in the repository, rather than only the files
+    it names or none at all."""
+    effects = usage.effects
+    if effects & {"contents", "hidden"}:
+        return True  # a patch, a blob, a grep; an alias or configuration that could do anything
+    if any("%(" in w for w in cmd.argv) or any(":" in w.value for w in usage.revs):
+        return True  # `--format=%(contents)`, `--blob=HEAD:secrets/key`: an object anywhere
+    if usage.shows != "named" or "nocontents" in effects:
+        return False
+    if any(":" in w.value for w in usage.named):
+        return True  # `HEAD:secrets/key`
+    # limited to paths it names that exist (`git diff -- src/app.py`, `git blame src/app.py`): those are checked
+    named = [w for w in usage.named if any(is_file(b / w.value) for b in bases)]
+    return not named
+
+
+# -- cd
+
+
+CD_COMMANDS = frozenset({"cd", "pushd", "popd"})
+
+
+def after_cd(cmd: SimpleCommand, places: Places) -> Places:
+    """Where the shell may be after `cmd`: every directory it may have been in, and where a followed `cd` took
+    it (a `cd` inside `if` or after `||` may not run); not knowable after one we cannot follow (`cd -`, `cd $X`,
+    `popd`, `eval`, CDPATH)."""
+    argv = list(cmd.argv)
+    while argv[:1] in (["builtin"], ["command"], ["time"]):  # they run `cd` in the shell itself
+        argv = [w for w in argv[1:] if not (w.startswith("-") and w != "-")] if argv[0] != "builtin" else argv[1:]
+    cwds = places.cwds
+    if cwds is None:
+        return places
+    if any(a.split("=", 1)[0] == "CDPATH" for a in (*cmd.assignments, *argv)):
+        return places.moved(None)  # `cd` resolved through CDPATH from now on
+    if not argv:
+        return places
+    if argv[0] in ("eval", "source", "."):
+        return places.moved(None)  # code we do not follow
+    if argv[0] not in CD_COMMANDS:
+        return places
+    operands = [w for w in argv[1:] if w == "-" or not w.startswith("-")]
+    if argv[0] == "popd" or (argv[0] == "pushd" and not operands) or operands[:1] == ["-"]:
+        return places.moved(None)
+    if re.fullmatch(r"[+-]\d+", operands[0] if operands else "") or (os.environ.get("CDPATH") and operands):
+        return places.moved(None)  # `pushd +1` rotates the stack; a CDPATH in the environment resolves names elsewhere
+    words = [w for w in (cmd.words[1:] if cmd.words else ()) if w.value == operands[0]] if operands else []
+    target = words[0] if words else (_loose(operands[0]) if operands else Word("~", False, True, True, "g"))
+    found = expand(target, places)
+    if found is None or len(found[0]) == 0:
+        return places.moved(None)
+    moved = [p for p in found[0] if is_dir(p)] or found[0]
+    # `$OLDPWD` is where it was, or (if this `cd` did not run) what it was before: known only if that was known
+    oldpwd = list(dict.fromkeys([*cwds, *places.oldpwd])) if places.oldpwd is not None else None
+    return places.moved(list(dict.fromkeys([*cwds, *moved])), oldpwd)
+
+
+def stays(cmd: SimpleCommand) -> bool:
+    """True when `cmd` cannot change the shell's directory (the common case, checked first)."""
+    changers = ("builtin", "command", "time", "eval", "source", ".")
+    return not cmd.argv or (cmd.argv[0] not in CD_COMMANDS and cmd.argv[0] not in changers)
+
+
+def program_name(cmd: SimpleCommand) -> str:
+    return os.path.basename(cmd.argv[0]) if cmd.argv else ""

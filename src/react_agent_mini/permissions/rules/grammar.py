@@ -1,0 +1,290 @@
+"""Permission rules in Claude Code's syntax: what a rule string means and how it is matched against one thing.
+
+A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
+- `Bash(npm run test:*)` a prefix, `Bash(git status)` an exact command, `Bash(git * main)` a wildcard, compared word
+  by word against each simple command of a Bash call (`ruleset.py` says which forms of a command a rule sees).
+- `Read(...)`, `Edit(...)`, `Write(...)`: a gitignore-style path pattern, matched against the RESOLVED path (`..`
+  and symlinks followed), so a rule cannot be dodged by `a/../secrets/x` or a link. Read rules also govern the
+  other reading tools (Glob, Grep); Edit rules govern every file-editing tool (Write included).
+- `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool, `WebFetch(domain:x)`.
+
+A rule string that does not parse is a `RuleError` (a warning, for allow rules; see `settings.py`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, TypeAlias
+from urllib.parse import urlsplit
+
+import msgspec
+
+RuleKind: TypeAlias = Literal["allow", "ask", "deny"]
+Verdict: TypeAlias = RuleKind
+PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+RULE_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
+
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+"""Tools governed by Read rules."""
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""Tools governed by Edit rules."""
+PATH_RULE_TOOLS = {"Read": READ_TOOLS, "Edit": EDIT_TOOLS, "Write": frozenset({"Write"})}
+_TOOL_NAME = re.compile(r"^(?:mcp__[A-Za-z0-9_.-]+?(?:__\*)?|[A-Za-z][A-Za-z0-9_-]*)$")
+_PROBE = "\x00probe"
+"""A child name no literal pattern matches: "does this rule cover everything inside a directory?"."""
+
+
+class RuleError(ValueError):
+    """A rule string that does not parse; the message says why."""
+
+
+class Rule(msgspec.Struct, frozen=True):
+    """One parsed rule."""
+
+    tool: str
+    """Tool name or MCP server pattern: `Bash`, `Edit`, `mcp__github`, `mcp__github__*`."""
+    specifier: str | None = None
+    """The text inside the parentheses; None when the rule covers every use of the tool."""
+    source: str = "session"
+    """Where the rule came from: a settings file path, "cli" or "session"."""
+    project_root: str | None = None
+    """Base of `/path` patterns (the project the settings file belongs to); None: the workspace."""
+
+    @property
+    def text(self) -> str:
+        """The rule as written in settings: `Tool` or `Tool(specifier)`."""
+        return self.tool if self.specifier is None else f"{self.tool}({self.specifier})"
+
+
+class RuleMatch(msgspec.Struct, frozen=True):
+    """The verdict the rules give a call, and the rule that gave it."""
+
+    verdict: Verdict
+    """deny, ask or allow."""
+    rule: Rule
+    """The deciding rule (for allow: the first rule that contributed)."""
+
+
+def parse_rule(text: str, source: str = "session", project_root: Path | None = None) -> Rule:
+    """The rule `text` denotes, or RuleError."""
+    text = text.strip()
+    if not text:
+        raise RuleError("empty rule")
+    tool, specifier = text, None
+    if "(" in text or ")" in text:
+        open_at = text.find("(")
+        if open_at <= 0 or not text.endswith(")"):
+            raise RuleError("expected Tool or Tool(specifier)")
+        tool, specifier = text[:open_at].strip(), text[open_at + 1 : -1].strip()
+        if not specifier:
+            raise RuleError("empty specifier; write the bare tool name to cover every use")
+        if specifier in ("*", ":*"):
+            specifier = None
+    if not _TOOL_NAME.match(tool):
+        raise RuleError(f"invalid tool name {tool!r}")
+    rule = Rule(tool, specifier, source, str(project_root) if project_root else None)
+    compile_rule(rule)  # the specifier's own errors surface now, not at the first call
+    return rule
+
+
+def split_rule_list(value: str) -> list[str]:
+    """Rules in a CLI value, separated by commas or whitespace outside parentheses: `"Bash(git diff:*),Edit"`."""
+    rules: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in value:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        if depth == 0 and (char == "," or char.isspace()):
+            if "".join(current).strip():
+                rules.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    if "".join(current).strip():
+        rules.append("".join(current).strip())
+    return rules
+
+
+def escape_pattern(path: str) -> str:
+    """`path` as a pattern matching only itself (glob characters escaped)."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", path)
+
+
+class PathPattern:
+    """A compiled gitignore-style pattern with the base it is relative to."""
+
+    __slots__ = ("base", "regex")
+
+    def __init__(self, spec: str) -> None:
+        pattern = spec
+        if pattern.startswith("//"):
+            self.base, pattern = "abs", pattern[2:]
+        elif pattern == "~" or pattern.startswith("~/"):
+            self.base, pattern = "home", pattern[2:]
+        elif pattern.startswith("/"):
+            self.base, pattern = "project", pattern[1:]
+        else:
+            self.base = "workspace"
+        # gitignore: a pattern with no slash (other than a trailing one) matches at any depth
+        anchored = self.base != "workspace" or "/" in pattern.rstrip("/")
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        pattern = pattern.rstrip("/")
+        if pattern in ("", "."):
+            pattern = "**"
+        if ".." in pattern.split("/"):
+            raise RuleError("'..' is not allowed in a path pattern; write //absolute/path instead")
+        body = _glob_regex(pattern)
+        self.regex = re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
+
+    def matches(self, path: Path, directory: bool, workspace: Path, project_root: str | None) -> bool:
+        """True when the pattern covers `path` (or an ancestor of it, like gitignore)."""
+        if self.base == "abs":
+            base = Path("/")
+        elif self.base == "home":
+            base = Path.home().resolve()
+        elif self.base == "project" and project_root:
+            base = Path(project_root).resolve()
+        else:
+            base = workspace.resolve()
+        try:
+            parts = path.relative_to(base).parts
+        except ValueError:
+            return False
+        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))] or [""]
+        if directory:
+            candidates.append("/".join((*parts, _PROBE)))
+        return any(self.regex.fullmatch(c) for c in candidates)
+
+
+def _glob_regex(pattern: str) -> str:
+    """Regex for a slash-separated glob: `**` any depth, `*` `?` `[..]` within one name, `\\x` literal."""
+    segments = pattern.split("/")
+    out: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:.*/)?")
+            continue
+        out.append(_segment_regex(segment))
+        if not last:
+            out.append("/")
+    return "".join(out)
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "\\" and i + 1 < len(segment):
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and (close := segment.find("]", i + 2)) != -1:
+            body = segment[i + 1 : close]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            body = body.replace("\\", "\\\\").replace("[", "\\[")
+            out.append(f"[^/{body}]" if negate else f"[{body}]")
+            i = close + 1
+            continue
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+class BashPattern:
+    """`prefix:*` (or `prefix *`), an exact command, or a wildcard pattern, compared word by word."""
+
+    __slots__ = ("exact", "kind", "regex", "words")
+
+    def __init__(self, spec: str) -> None:
+        self.exact = spec
+        self.regex: re.Pattern[str] | None = None
+        if spec.endswith(":*") or (spec.endswith(" *") and "*" not in spec[:-2]):
+            self.kind, body = "prefix", spec[:-2].rstrip()
+            if "*" in body or ":*" in body:
+                raise RuleError("use either a trailing :* or * wildcards, not both")
+        elif "*" in spec:
+            self.kind, body = "glob", spec
+            if ":*" in spec:
+                raise RuleError(":* is only allowed at the end")
+            parts = " ".join(spec.split()).split("*")
+            self.regex = re.compile(".*".join(re.escape(p) for p in parts), re.DOTALL)
+        else:
+            self.kind, body = "exact", spec
+        try:
+            self.words = tuple(shlex.split(body)) if self.kind != "glob" else ()
+        except ValueError as exc:
+            raise RuleError(f"cannot split the command: {exc}") from None
+        if self.kind != "glob" and not self.words:
+            raise RuleError("empty command")
+
+    def matches(self, words: Sequence[str]) -> bool:
+        """True when the simple command `words` (assignments first) fits."""
+        if self.kind == "exact":
+            return tuple(words) == self.words
+        if self.kind == "prefix":
+            return tuple(words[: len(self.words)]) == self.words
+        return self.regex is not None and self.regex.fullmatch(" ".join(words)) is not None
+
+    def mentioned_in(self, text: str) -> bool:
+        """Loose check for a command that did not parse: do the rule's words appear anywhere in it?"""
+        if self.regex is not None:
+            return self.regex.search(text) is not None
+        words = r"\s+".join(re.escape(w) for w in self.words)
+        return re.search(rf"(?<![\w./-]){words}(?![\w./-])", text) is not None
+
+
+class Domain:
+    __slots__ = ("host",)
+
+    def __init__(self, spec: str) -> None:
+        if not spec.startswith("domain:") or not spec[7:].strip():
+            raise RuleError("WebFetch takes domain:<host>")
+        self.host = spec[7:].strip().lower()
+
+    def matches(self, url: object) -> bool:
+        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
+        return host == self.host or host.endswith("." + self.host)
+
+
+Matcher: TypeAlias = "PathPattern | BashPattern | Domain | None"
+
+
+def compile_rule(rule: Rule) -> Matcher:
+    spec = rule.specifier
+    if spec is None:
+        return None
+    if rule.tool == "Bash":
+        return BashPattern(spec)
+    if rule.tool in PATH_RULE_TOOLS:
+        return PathPattern(spec)
+    if rule.tool == "WebFetch":
+        return Domain(spec)
+    raise RuleError(f"{rule.tool} rules take no specifier; write just {rule.tool}")
+
+
+def governs(rule_tool: str, tool: str) -> bool:
+    """Does a rule written for `rule_tool` apply to calls of `tool`?"""
+    if rule_tool == tool or tool in PATH_RULE_TOOLS.get(rule_tool, ()):
+        return True
+    if rule_tool.startswith("mcp__"):
+        server = rule_tool.removesuffix("__*")
+        # `mcp__server` names a whole server; `mcp__server__tool` (no wildcard) names one tool
+        whole_server = rule_tool.endswith("__*") or "__" not in rule_tool[5:]
+        return whole_server and tool.startswith(server + "__")
+    return False

@@ -1,0 +1,326 @@
+"""Allow, ask and deny rules from every source, and the verdict they give a call.
+
+Verdicts go deny > ask > allow. A Bash call is judged per simple command (split across `;` `&&` `||` `|` `$()` by
+the shell analysis), so an allowed prefix never carries a second command along with it.
+
+Deny and ask rules on Bash fail closed. `Bash(rm:*)` applies when some form of some simple command matches it
+(`bash/variants.py`: wrappers peeled, nested scripts parsed, `HIDDEN` when a command runs something we cannot
+read), and when its program is named anywhere in a line that runs a command the program table does not know to
+be inert (`split --filter='rm f'`; `echo 'rm -rf x'` only prints). Read/Edit rules see every path a command
+names — relative to every directory `cd` may have taken it to, braces, globs, `~` forms and `$'...'` expanded as
+bash will, values glued to options or after `=` — plus the whole tree below directories that recursive readers and
+writers work on (`grep -r`, `rg`, `git show`, `tar`, `find -exec`, `git checkout`), and they apply to any command
+working on something only known when it runs (`cat "$f"`, `xargs`, a brace or glob too big to expand, `~-`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...tools.paths import inside, resolve
+from .grammar import (
+    PATH_RULE_TOOLS,
+    RULE_KINDS,
+    BashPattern,
+    Domain,
+    PathPattern,
+    Rule,
+    RuleError,
+    RuleKind,
+    RuleMatch,
+    Verdict,
+    compile_rule,
+    governs,
+    parse_rule,
+)
+
+if TYPE_CHECKING:
+    from ..bash.view import BashView
+
+_SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
+
+
+class PathTarget(msgspec.Struct, frozen=True):
+    """A path a call touches."""
+
+    raw: str
+    """As the model wrote it."""
+    path: Path
+    """Absolute, `..` and symlinks resolved: what the call really touches."""
+    lexical: Path
+    """Absolute with `..` collapsed but symlinks kept (deny rules are checked against both)."""
+    directory: bool
+    """True for a search root (Glob/Grep): the call reads what is inside it."""
+    inside: bool
+    """True when `path` is the workspace or below it."""
+
+
+class CallView(msgspec.Struct, frozen=True):
+    """What a tool call touches, computed once and shared by the rules and the built-in judgement."""
+
+    tool: str
+    """The tool's name."""
+    args: Mapping[str, Any]
+    """The raw arguments."""
+    targets: tuple[PathTarget, ...] = ()
+    """Paths the call reads or writes."""
+    bash: BashView | None = None
+    """Set for Bash calls."""
+
+    @property
+    def outside(self) -> bool:
+        """True when the call reaches outside the workspace."""
+        if self.bash is not None:
+            return bool(self.bash.outside)
+        return any(not t.inside for t in self.targets)
+
+
+# ---------------------------------------------------------------- what a call touches
+
+
+def inspect_call(tool: str, args: Mapping[str, Any], root: Path, cwd: Path | None = None) -> CallView:
+    """The paths (or, for Bash, the simple commands) a call touches. `cwd`: where Bash starts (default: root)."""
+    root = root.resolve()
+    if tool == "Bash":
+        command = args.get("command")
+        from ..bash.view import inspect_command  # the shell parser is imported on the first Bash call, not at startup
+
+        return CallView(tool, args, bash=inspect_command(command if isinstance(command, str) else "", root, cwd))
+    targets: list[PathTarget] = []
+    if tool in _SEARCH_TOOLS:
+        where = args.get("path")
+        search = _target(where if isinstance(where, str) and where else ".", root, root, directory=True)
+        targets.append(search)
+        pattern = args.get("pattern")
+        if tool == "Glob" and isinstance(pattern, str) and (prefix := _static_prefix(pattern)):
+            targets.append(_target(prefix, search.path, root, directory=True))
+    else:
+        for key in ("file_path", "notebook_path", "path"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                targets.append(_target(value, root, root, directory=False))
+    return CallView(tool, args, tuple(targets))
+
+
+def _target(raw: str, base: Path, root: Path, *, directory: bool) -> PathTarget:
+    path = resolve(base, raw)
+    lexical = Path(os.path.normpath(base / os.path.expanduser(raw)))
+    return PathTarget(raw, path, lexical, directory, inside(root, path))
+
+
+def _static_prefix(pattern: str) -> str:
+    """The leading directories of a glob pattern before its first wildcard (`/etc/*.conf` → `/etc`)."""
+    kept: list[str] = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?[{"):
+            break
+        kept.append(part)
+    prefix = "/".join(kept)
+    return "/" if not prefix and pattern.startswith("/") else prefix
+
+
+# ---------------------------------------------------------------- rule sets
+
+
+class _Entry:
+    __slots__ = ("matcher", "rule")
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.matcher = compile_rule(rule)
+
+
+class RuleSet:
+    """Allow, ask and deny rules from every source, merged. Mutable: session rules come and go."""
+
+    def __init__(self) -> None:
+        self._entries: dict[RuleKind, list[_Entry]] = {kind: [] for kind in RULE_KINDS}
+
+    def add(self, kind: RuleKind, text: str, source: str, project_root: Path | None = None) -> str | None:
+        """Add a rule; a warning naming the source instead when it does not parse."""
+        try:
+            rule = parse_rule(text, source, project_root)
+        except RuleError as exc:
+            return f"{source}: ignored the {kind} rule {text!r}: {exc}"
+        self.add_rule(kind, rule)
+        return None
+
+    def add_rule(self, kind: RuleKind, rule: Rule) -> None:
+        """Add a parsed rule (a duplicate from the same source is not added twice)."""
+        if not any(e.rule == rule for e in self._entries[kind]):
+            self._entries[kind].append(_Entry(rule))
+
+    def remove(self, kind: RuleKind, text: str, source: str) -> bool:
+        """Remove the rule `text` from `source`; True when there was one."""
+        try:
+            wanted = parse_rule(text).text
+        except RuleError:
+            wanted = text.strip()
+        entries = self._entries[kind]
+        keep = [e for e in entries if not (e.rule.source == source and e.rule.text == wanted)]
+        self._entries[kind] = keep
+        return len(keep) != len(entries)
+
+    def rules(self, kind: RuleKind | None = None) -> list[tuple[RuleKind, Rule]]:
+        """Every rule with its kind, deny first (what a `/permissions` listing shows)."""
+        kinds: tuple[RuleKind, ...] = (kind,) if kind else ("deny", "ask", "allow")
+        return [(k, e.rule) for k in kinds for e in self._entries[k]]
+
+    def copy(self) -> RuleSet:
+        """An independent copy (adding to it leaves this one unchanged)."""
+        other = RuleSet()
+        for kind in RULE_KINDS:
+            other._entries[kind] = list(self._entries[kind])
+        return other
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._entries.values())
+
+    def evaluate(
+        self, tool: str, args: Mapping[str, Any], *, root: Path, cwd: Path | None = None, read_only: bool = False
+    ) -> Verdict | None:
+        """deny, ask or allow for this call by the rules alone; None when no rule decides."""
+        found = self.match(inspect_call(tool, args, root, cwd), root, read_only=read_only)
+        return found.verdict if found else None
+
+    def match(self, call: CallView, root: Path, *, read_only: bool = False) -> RuleMatch | None:
+        """The deciding rule, deny > ask > allow. `read_only`: the tool only reads, so paths inside the workspace
+        need no allow rule of their own."""
+        for kind in ("deny", "ask"):
+            if rule := self._first_hit(kind, call, root):
+                return RuleMatch(kind, rule)
+        if rule := self._allowed(call, root, read_only):
+            return RuleMatch("allow", rule)
+        return None
+
+    def _first_hit(self, kind: RuleKind, call: CallView, root: Path) -> Rule | None:
+        """The first `kind` rule touching any part of the call (any target, any simple command)."""
+        for entry in self._entries[kind]:
+            if call.bash is not None and entry.rule.tool in PATH_RULE_TOOLS:
+                if _bash_touches(entry, call.bash, root):
+                    return entry.rule
+                continue
+            if not governs(entry.rule.tool, call.tool):
+                continue
+            matcher = entry.matcher
+            if matcher is None:
+                return entry.rule
+            if isinstance(matcher, BashPattern) and call.bash is not None:
+                if _bash_hit(matcher, call.bash):
+                    return entry.rule
+            elif isinstance(matcher, PathPattern):
+                project = entry.rule.project_root
+                for t in call.targets:
+                    if any(matcher.matches(p, t.directory, root, project) for p in (t.path, t.lexical)):
+                        return entry.rule
+            elif isinstance(matcher, Domain) and matcher.matches(call.args.get("url")):
+                return entry.rule
+        return None
+
+    def _allowed(self, call: CallView, root: Path, read_only: bool) -> Rule | None:
+        entries = [e for e in self._entries["allow"] if governs(e.rule.tool, call.tool)]
+        if whole := next((e.rule for e in entries if e.matcher is None), None):
+            return whole
+        if call.bash is not None:
+            return _bash_allowed(entries, call.bash)
+        url = call.args.get("url")
+        if domain := next((e.rule for e in entries if isinstance(e.matcher, Domain) and e.matcher.matches(url)), None):
+            return domain
+        first: Rule | None = None
+        for target in call.targets:
+            hit = next(
+                (
+                    e.rule
+                    for e in entries
+                    if isinstance(e.matcher, PathPattern)
+                    and e.matcher.matches(target.path, target.directory, root, e.rule.project_root)
+                ),
+                None,
+            )
+            if hit is None and not (read_only and target.inside):
+                return None
+            first = first or hit
+        return first
+
+
+def _bash_hit(matcher: BashPattern, bash: BashView) -> bool:
+    """True when a deny/ask rule may apply: some form of some simple command matches it, or a command runs a
+    command line we cannot read (fail closed: `echo rm x | bash` may well be `rm x`)."""
+    from ..bash.expand import ansi_c_value
+    from ..bash.variants import HIDDEN, variants
+
+    if not bash.analysis.parsed:
+        return True  # we cannot tell what a command we could not parse runs: fail closed
+    if matcher.kind == "exact" and bash.command.strip() == matcher.exact:
+        return True
+    if not all(view.inert for view in bash.commands):
+        # named anywhere in a line that runs a program we do not know to be inert (an option value such as
+        # `--filter='rm f'`, a git alias, code in a here-document): fail closed
+        dequoted = re.sub(r"[\\'\"]", "", ansi_c_value(bash.command))
+        if matcher.mentioned_in(bash.command) or matcher.mentioned_in(dequoted):
+            return True
+    return any(words == HIDDEN or matcher.matches(words) for view in bash.commands for words in variants(view.command))
+
+
+def _bash_touches(entry: _Entry, bash: BashView, root: Path) -> bool:
+    """Read rules see every path a command names (`cat .env`); Edit/Write rules those of commands that write."""
+    matcher = entry.matcher
+    if not isinstance(matcher, PathPattern):
+        return False  # a bare Read/Edit rule governs the file tools, not Bash
+    if not bash.analysis.parsed:
+        return True  # we cannot tell what a command we could not parse reads or writes: fail closed
+    project = entry.rule.project_root
+    for view in bash.commands:
+        if entry.rule.tool != "Read" and view.read_only and not bash.analysis.writes:
+            continue
+        if any(matcher.matches(p, True, root, project) for p in view.paths):
+            return True
+        if any(_denied_below(matcher, d, root, project) for d in view.recursive):
+            return True
+        if view.unknown:
+            return True  # `cat "$f"`, `xargs sed -i`, `cat {a..z}{a..z}/*`: the file is only known when it runs
+        if entry.rule.tool != "Read" and bash.analysis.writes and view.outside:
+            return True  # `echo x > "$f"`: a redirection to a place only known when it runs
+    return False
+
+
+def _bash_allowed(entries: list[_Entry], bash: BashView) -> Rule | None:
+    """Allowed only when every simple command is covered by an allow rule or is read-only and stays inside; a
+    writing redirection needs a rule for the whole command line."""
+    if not bash.analysis.parsed:
+        return None
+    patterns = [(e.rule, e.matcher) for e in entries if isinstance(e.matcher, BashPattern)]
+    # an exact rule for the whole line is exactly what the user approved, redirections and all
+    exact = next((r for r, m in patterns if m.kind == "exact" and m.exact == bash.command.strip()), None)
+    if exact is not None or bash.analysis.writes:
+        return exact
+    first: Rule | None = None
+    for view in bash.commands:
+        words = (*view.command.assignments, *view.command.argv)
+        hit = next((r for r, m in patterns if m.matches(words)), None)
+        if hit is None and not (view.read_only and not view.outside):
+            return None
+        first = first or hit
+    return first
+
+
+def _denied_below(matcher: PathPattern, directory: Path, root: Path, project: str | None) -> bool:
+    """True when `matcher` covers some file or folder inside `directory` (a bounded walk, links not followed)."""
+    seen = 0
+    for current, dirnames, filenames in os.walk(directory):
+        base = Path(current)
+        for name in (*dirnames, *filenames):
+            seen += 1
+            if seen > _WALK_LIMIT or matcher.matches(base / name, False, root, project):
+                return True  # past the bound, assume the worst
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+    return False
+
+
+_WALK_LIMIT = 20_000

@@ -1,0 +1,203 @@
+"""The sandbox at work: one session's private directories, and what starting one command under bwrap takes.
+
+Per session (made at the first command, removed when ram exits): a private temp dir (the commands' `/tmp`) and the
+empty stand-ins hidden paths are covered with. Per command: the Read deny rules are globbed afresh (`masks`), the
+mounts planned (`layout`), and bwrap started as `bwrap --args FD -- /bin/bash -c SCRIPT`:
+
+- bwrap's own stdout is /dev/null and its stderr a file of ours, so what bwrap itself says (a mount it could not
+  make) is told apart from the command's output and reported as the sandbox's;
+- the command's pipes reach a small launcher bash as two extra descriptors, which it moves onto 1 and 2; bwrap's
+  init (PID 1 of the namespace, which lives as long as a background job does) keeps neither, so the pipes close when
+  the command and its own children are done, as without the sandbox;
+- the launcher reads the script from a third descriptor and `exec`s `/bin/bash -c SCRIPT`: the command runs exactly
+  as without the sandbox (same `$0`, same error messages), and bwrap's own command line — which its init keeps for
+  as long as a background job runs — holds only the launcher, never the command;
+- bwrap reports a command killed by signal N as exit code 128+N (as a shell does), so where the plain Bash tool
+  says `Killed by signal SIGKILL` a sandboxed one says `Exit code 137`;
+- a guarded file (`.mcp.json`, a settings file) that did not exist before the command and does after it was
+  created by it (or meanwhile by you): it is moved aside to `NAME.sandbox-blocked`, and the result says so. A
+  background job could still create one after its command returned: that is not caught.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from ..tools.bash import NO_OUTPUT
+from . import bwrap, layout
+from .masks import hidden_paths
+from .settings import user_settings_file
+
+if TYPE_CHECKING:
+    from .handle import Sandbox
+
+BLOCKED_SUFFIX = ".sandbox-blocked"
+_ERROR_HINTS = (
+    "Read-only file system",
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+)
+"""Error text that a command hitting the sandbox's walls typically prints."""
+
+
+class Launch(NamedTuple):
+    """How to start one command, and what to look at when it is done."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...]
+    stderr: int
+    """bwrap's own stderr (a file of ours)."""
+    stderr_path: Path
+    args_fd: int
+    script_fd: int
+    missing: list[Path]
+    """Guarded files absent before the command."""
+    notes: list[str]
+    """Status lines known before the command runs."""
+
+
+class Runtime:
+    """The session's sandbox directories and the bwrap found to work."""
+
+    def __init__(self, sandbox: Sandbox, binary: str) -> None:
+        self.sandbox = sandbox
+        self.binary = binary
+        state = Path(tempfile.mkdtemp(prefix="ram-sandbox-"))
+        self.state = state
+        tmp = state / "tmp"
+        tmp.mkdir(mode=0o700)
+        hidden_dir, empty_dir, hidden_file = state / "hidden", state / "empty", state / "hidden-file"
+        hidden_dir.mkdir(mode=0o000)
+        empty_dir.mkdir(mode=0o555)
+        hidden_file.touch(mode=0o000)
+        self.props = layout.Props(tmp, hidden_dir, hidden_file, empty_dir)
+        self._calls = 0
+        atexit.register(_remove, state)  # after `leftovers` (registered later) stopped what runs in it
+
+    @property
+    def temp_dir(self) -> Path:
+        """The private temp dir on the host (where the Bash tool keeps its cwd file)."""
+        return self.props.private_tmp
+
+    def launch(
+        self, start: Path, env: Mapping[str, str], out_w: int, err_w: int, script: Callable[[str], str], cwd_file: Path
+    ) -> Launch:
+        """bwrap's command line for `script(cwd file as seen inside)`, run in `start` with `env`, writing to the
+        pipes `out_w` and `err_w`."""
+        sandbox, config = self.sandbox, self.sandbox.config
+        from ..permissions.policy import GUARDED_FILES
+
+        hidden = hidden_paths(sandbox.rules(), sandbox.workspace)
+        plan = layout.plan(
+            config.mode,
+            sandbox.workspace,
+            config.writable,
+            self.props,
+            hidden,
+            sorted(GUARDED_FILES),
+            user_settings_file(sandbox.env).parent,
+        )
+        for note in plan.notes:
+            self._say(note)
+        roots = layout.writable_roots(config.mode, sandbox.workspace, config.writable)
+        missing = layout.guarded_missing(roots, sorted(GUARDED_FILES))
+        inside_cwd_file = f"{plan.tmp_inside}/{cwd_file.relative_to(self.temp_dir)}"
+        notes: list[str] = []
+        if any(start == d or d in start.parents for d in hidden.directories):  # a deny rule now covers the cwd
+            start = sandbox.workspace
+            notes.append(f"Shell cwd was reset to {start}")
+        args = [
+            *bwrap.namespace_args(config.network),
+            *bwrap.base_mounts(config.network),
+            *plan.args,
+            "--chdir",
+            str(start),
+        ]
+        args_fd = bwrap.args_file(args)
+        script_fd = bwrap.args_file([script(inside_cwd_file)])  # NUL-terminated: what `read -d ''` stops at
+        self._calls += 1
+        stderr_path = self.state / f"bwrap-{self._calls}.err"
+        stderr = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        bash = "/bin/bash" if os.path.exists("/bin/bash") else shutil.which("bash") or "/bin/bash"
+        launcher = (
+            f"exec 1>&{out_w} 2>&{err_w} {out_w}>&- {err_w}>&-; "
+            f"IFS= read -r -d '' __ram_script <&{script_fd}; exec {script_fd}<&- {bash} -c \"$__ram_script\""
+        )
+        argv = bwrap.command_args(self.binary, args_fd, [bash, "-c", launcher])
+        inner = dict(env)
+        inner["TMPDIR"] = plan.tmp_inside
+        fds = (out_w, err_w, args_fd, script_fd)
+        inner["PWD"] = str(start)
+        return Launch(argv, inner, fds, stderr, stderr_path, args_fd, script_fd, missing, notes)
+
+    def started(self, launch: Launch) -> None:
+        """bwrap runs (or failed to): our copies of its descriptors can go."""
+        for fd in (launch.args_fd, launch.script_fd, launch.stderr):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def finished(self, launch: Launch, output: str, failed: bool) -> list[str]:
+        """Status lines about the sandbox for a command that ended with `output` (`failed`: non-zero exit)."""
+        lines = list(launch.notes)
+        try:
+            said = launch.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
+            launch.stderr_path.unlink()
+        except OSError:
+            said = ""
+        if said:  # bwrap's own words: a mount or namespace it could not make
+            ran = not (failed and output.startswith(NO_OUTPUT))
+            lines.append(f"Sandbox: {said.splitlines()[-1]}" + ("" if ran else " (the command did not run)"))
+        for path in launch.missing:
+            if os.path.lexists(path):
+                lines.append(self._set_aside(path))
+        if failed and not said and any(hint in output for hint in _ERROR_HINTS):
+            lines.append(self.describe())
+        return lines
+
+    def describe(self) -> str:
+        """One line telling the model where it runs (added when a command seems to have hit a wall)."""
+        config = self.sandbox.config
+        if config.mode == "read-only":
+            where = "nothing is writable but /tmp"
+        else:
+            where = "only the workspace" + (", the --add-dir directories" if config.writable else "") + " and /tmp "
+            where += "are writable"
+        network = "the network is reachable" if config.network else "there is no network"
+        return f"(Commands run in an OS sandbox ({config.mode}): {where}; {network}.)"
+
+    def _set_aside(self, path: Path) -> str:
+        target = path.with_name(path.name + BLOCKED_SUFFIX)
+        number = 1
+        while os.path.lexists(target):
+            number += 1
+            target = path.with_name(f"{path.name}{BLOCKED_SUFFIX}-{number}")
+        shown = os.path.relpath(path, self.sandbox.workspace)
+        try:
+            path.rename(target)
+        except OSError as exc:
+            return f"Sandbox: the command created {shown}, which the sandbox forbids, and it could not be moved ({exc})"
+        return (
+            f"Sandbox: the command created {shown}, which can make later sessions or git run programs; it was moved "
+            f"to {target.name}. Create it with the Write tool instead (that asks)."
+        )
+
+    def _say(self, line: str) -> None:
+        if line not in self.sandbox.notes_said:
+            self.sandbox.notes_said.add(line)
+            self.sandbox.notify(line)
+
+
+def _remove(state: Path) -> None:
+    with contextlib.suppress(OSError):
+        (state / "hidden").chmod(0o700)  # or a user other than root could not remove it
+    shutil.rmtree(state, ignore_errors=True)
