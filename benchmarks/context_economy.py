@@ -7,10 +7,10 @@ model call: the strategy turns the history so far into the outbound request, and
 the "response" appended to the history. Strategies:
 
 * `none`     — the whole history, every call;
-* `v3`       — the seed's previous design, unconditionally before every call: every tool_result over 4000 chars
-               is cut (`content[:4000]` + the seed's note) and only the last 40 messages are kept (the cut moved
-               forward to the first user message made only of text). Implemented here, from the seed's text;
-* `v4`       — the seed's Compact 2.0 pipeline: our `compact.pipeline` under `COMPACT_PROFILE=seed`
+* `v3`       — upstream's previous design, unconditionally before every call: every tool_result over 4000 chars
+               is cut (`content[:4000]` + upstream's note) and only the last 40 messages are kept (the cut moved
+               forward to the first user message made only of text). Implemented here, from the article's text;
+* `v4`       — upstream's compact 2.0 pipeline: our `compact.pipeline` under `COMPACT_PROFILE=seed`
                (① budget → ② microcompact → ③ retain tail), outbound-only;
 * `v4-low`   — the same with the low-water option `low_water_percent` (`--low-water`, default 50; `v4-low:NN`
                names a column with another percent): when ② or ③ must act they cut down to that share of their
@@ -90,13 +90,13 @@ DEFAULT_TURNS = 150
 DEFAULT_LOW_WATER_PERCENT = 50
 STRATEGIES = ("none", "v3", "v4", "v4-low", "v4-auto", "v4-auto:400000", "v2")
 """The default columns. `v4-auto:400000` raises the pipeline's threshold (≈ 109k tokens of this content) just
-above autocompact's default trigger (80% of 128k): with the seed's 80000 chars, ② and ③ keep every request far
+above autocompact's default trigger (80% of 128k): with the v4 pipeline's 80000 chars, ② and ③ keep every request far
 below the trigger and the summary never runs, so `v4-auto` alone equals `v4`."""
 
 V3_MAX_TOOL_RESULT_CHARS = 4000
 V3_MAX_MESSAGES = 40
 V3_TRUNCATION_NOTE = "\n…[tool_result 已截断（compact）]"
-"""The seed's note (upstream A7 `TRUNCATION_NOTE`)."""
+"""Upstream's note (its A7 `TRUNCATION_NOTE`)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -259,8 +259,8 @@ class NoCompaction:
 
 
 def v3_outbound(messages: Sequence[Message]) -> list[Message]:
-    """The seed's v3: cut every tool_result over 4000 chars, keep the last 40 messages (cut at a user text).
-    Characters are Python's (the seed counts UTF-16 units: the same for the text of these sessions)."""
+    """Upstream's v3: cut every tool_result over 4000 chars, keep the last 40 messages (cut at a user text).
+    Characters are Python's (upstream counts UTF-16 units: the same for the text of these sessions)."""
     out: list[Message] = []
     for m in messages:
         if any(isinstance(b, ToolResultBlock) and len(b.content) > V3_MAX_TOOL_RESULT_CHARS for b in m.content):
@@ -283,7 +283,7 @@ def v3_outbound(messages: Sequence[Message]) -> list[Message]:
 
 class SeedV3:
     name = "v3"
-    note = "seed v3: truncate >4000 + last 40 messages, always"
+    note = "v3: truncate >4000 + last 40 messages, always"
 
     def outbound(self, history: list[Message], last_input_tokens: int) -> Outbound:
         return Outbound(v3_outbound(history))
@@ -437,7 +437,7 @@ def build_strategies(
             elif name == "v3":
                 out.append(SeedV3())
             elif name == "v4":
-                out.append(Pipeline("v4", "seed v4: compact.pipeline, COMPACT_PROFILE=seed", profile="seed"))
+                out.append(Pipeline("v4", "v4: compact.pipeline, COMPACT_PROFILE=seed", profile="seed"))
             elif name == "v2":
                 out.append(Pipeline("v2", "v2: compact.pipeline defaults (COMPACT_PROFILE=v2)", window_tokens=window))
             elif name == "v4-low" or name.startswith("v4-low:"):

@@ -443,13 +443,13 @@ def strategy_options(name: str, window: int) -> tuple[dict[str, Any], dict[str, 
     if name == "none":
         return {"enabled": False}, {"COMPACT": "0"}, "COMPACT=0: the whole history every call", True
     if name == "v4":
-        return {"profile": "seed"}, {}, "seed v4 (COMPACT_PROFILE=seed)", True
+        return {"profile": "seed"}, {}, "v4 (COMPACT_PROFILE=seed)", True
     if name.startswith("v4-low"):
         percent = int(name.partition(":")[2] or 50)
-        return {"profile": "seed", "low_water_percent": percent}, {}, f"seed v4 + low water {percent}%", True
+        return {"profile": "seed", "low_water_percent": percent}, {}, f"v4 + low water {percent}%", True
     if name.startswith("v4-auto"):
         threshold = int(name.partition(":")[2] or 80_000)
-        note = f"seed v4, threshold {threshold:,} chars, autocompact 80%"
+        note = f"v4, threshold {threshold:,} chars, autocompact 80%"
         return {"profile": "seed", "threshold_chars": threshold}, {}, note, True
     if name == "v2" or name.startswith("v2:"):
         overrides: dict[str, Any] = {"profile": "v2", "window_tokens": window}

@@ -1,15 +1,14 @@
-"""Grep and Glob speed: the tools against ripgrep run by hand, and the pure-Python fallback for reference.
+"""Grep and Glob speed: the tools against ripgrep run by hand.
 
 Grep searches the installed Python standard library (`sysconfig.get_paths()["stdlib"]`, site-packages
 included) as the tool's workspace, for a few patterns and output modes. Each figure is the whole tool call
 (spawning rg, reading its output, sorting, paging, rendering) against `rg --no-config <mode flag> <pattern>`
 run directly in the same directory with its output captured, runs interleaved so both see the same machine
-load. Target: the tool ≤ 1.2× rg alone (median). The fallback searches the same tree once per pattern.
+load. Target: the tool ≤ 1.2× rg alone (median).
 
 Glob lists a generated tree of 50,000 files (a .gitignore prunes one tenth of it) in a temporary directory,
-for a broad pattern, everything, a narrow deep one and a shallow one, with both engines (rg --files + our
-matching, and the Python walker; the tool uses the walker for patterns at most two levels deep). Figures
-only; compare medians and minimums on a shared machine.
+for a broad pattern, everything, a narrow deep one and a shallow one (`rg --files` with a depth limit and a
+name prefilter, then our matching and ordering). Figures only; compare medians and minimums on a shared machine.
 Run: `.venv/bin/python -m benchmarks.grep_glob [--runs N]` from the repo root.
 """
 
@@ -40,8 +39,6 @@ GREP_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("content 'def ' (310k lines)", {"pattern": "def ", "output_mode": "content"}, "--line-number"),
     ("no match", {"pattern": "zq_never_here_qz"}, "--files-with-matches"),
 ]
-FALLBACK_CASES = (0,)
-"""Which GREP_CASES the fallback also runs (once: it reads every file in Python, seconds per search)."""
 GLOB_PATTERNS = ("**/*.py", "**/*", "pkg3/mod4/**/f1?.js", "pkg1/mod2/*/*.txt")
 TREE_FILES = 50_000
 
@@ -89,12 +86,8 @@ async def bench_grep(rg: str, runs: int) -> None:
             ours.append(await call(tool, raw, stdlib))
         ratio = statistics.median(ours) / statistics.median(alone)
         print(f"  {label}")
-        print(line("    Grep tool (rg engine)", ours, f"{ratio:.2f}× rg median; target ≤ 1.2×", width=30))
+        print(line("    Grep tool", ours, f"{ratio:.2f}× rg median; target ≤ 1.2×", width=30))
         print(line(f"    rg {flag}", alone, width=30))
-    fallback = GrepTool(use_rg=False)
-    for index in FALLBACK_CASES:
-        label, raw, _ = GREP_CASES[index]
-        print(line(f"  fallback: {label}", [await call(fallback, raw, stdlib)], "pure Python, 1 run", width=48))
 
 
 async def bench_glob(runs: int) -> None:
@@ -103,13 +96,11 @@ async def bench_glob(runs: int) -> None:
         start = time.perf_counter()
         make_tree(root)
         print(f"\nGlob over {TREE_FILES:,} generated files (made in {time.perf_counter() - start:.1f} s); {runs} runs")
-        # The tool's default is rg, except for patterns at most 2 levels deep (the last one here): the walker.
-        engines = {"rg --files": GlobTool(walk_depth=0), "Python walker": GlobTool(use_rg=False)}
+        tool = GlobTool()
         for pattern in GLOB_PATTERNS:
-            for name, tool in engines.items():
-                await call(tool, {"pattern": pattern}, root)  # warm-up
-                samples = [await call(tool, {"pattern": pattern}, root) for _ in range(runs)]
-                print(line(f"  {pattern:<22} {name}", samples, width=40))
+            await call(tool, {"pattern": pattern}, root)  # warm-up
+            samples = [await call(tool, {"pattern": pattern}, root) for _ in range(runs)]
+            print(line(f"  {pattern:<22} Glob tool", samples, width=40))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -119,9 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = max(1, args.runs)
     rg = find_rg()
     if rg is None:
-        print("rg not found (pip install ripgrep==14.1.0); Glob figures only", file=sys.stderr)
-    else:
-        asyncio.run(bench_grep(rg, runs))
+        print("rg not found: Grep and Glob need it (pip install ripgrep==14.1.0)", file=sys.stderr)
+        return 1
+    asyncio.run(bench_grep(rg, runs))
     asyncio.run(bench_glob(runs))
     return 0
 

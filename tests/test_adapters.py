@@ -27,6 +27,7 @@ from react_agent_mini.providers.anthropic import (
     to_anthropic_messages,
 )
 from react_agent_mini.providers.base import ModelRequest
+from react_agent_mini.providers.http_provider import HttpProvider
 from react_agent_mini.providers.openai_compat import (
     OpenAICompatProvider,
     OpenAIStreamAssembler,
@@ -298,3 +299,18 @@ def test_tool_schemas_keep_booleans_enums_arrays_and_descriptions() -> None:
     anthropic = AnthropicProvider("k", "http://x", "m").build_body(ModelRequest("", [user_text("q")], [spec]))
     assert openai["tools"][0]["function"]["parameters"] == spec.input_schema
     assert anthropic["tools"][0]["input_schema"] == spec.input_schema
+
+
+def test_both_wire_formats_share_one_provider_part() -> None:
+    """Credentials, base URL, limits and the idle timeout are the same part under either wire format; the key
+    never shows in a repr, and each format sends the credentials its own way."""
+    for cls in (OpenAICompatProvider, AnthropicProvider):
+        provider = cls("sk-secret", "http://x", "m", 100, idle_timeout=5.0)
+        assert isinstance(provider, HttpProvider)
+        assert (provider.max_tokens, provider.idle_timeout, provider.auth_token) == (100, 5.0, "")
+        assert repr(provider) == f"{cls.__name__}(base_url='http://x', model='m')"
+    assert OpenAICompatProvider("k", "http://x", "m").headers()["authorization"] == "Bearer k"
+    assert OpenAICompatProvider("k", "http://x", "m", auth_token="t").headers()["authorization"] == "Bearer t"
+    gateway = AnthropicProvider("", "http://x", "m", auth_token="t").headers()
+    assert gateway["authorization"] == "Bearer t" and "x-api-key" not in gateway
+    assert (OpenAICompatProvider.name, AnthropicProvider.name) == ("openai", "anthropic")

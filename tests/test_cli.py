@@ -105,7 +105,8 @@ def test_stream_json_output(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) 
         ("assistant", None),
         ("result", "success"),
     ]
-    assert events[0]["tools"] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo"]
+    builtin = ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "Echo", "TodoWrite", "Agent"]
+    assert events[0]["tools"] == builtin
     assert events[2]["message"]["content"][0]["type"] == "tool_result"
     assert events[2]["message"]["content"][0]["content"] == "x"
     assert len({e["session_id"] for e in events}) == 1
@@ -164,7 +165,7 @@ def test_trace_lines_never_show_the_key(fake_llm: FakeLLMServer, tmp_path: Path)
     assert proc.returncode == 0
     traces = [line for line in proc.stderr.splitlines() if line.startswith("[trace]")]
     assert traces[0] == "[trace] cli.start mode=headless provider=openai"
-    assert "[trace] api.request messages=1 tools=7 model=deepseek-chat" in traces
+    assert "[trace] api.request messages=1 tools=10 model=deepseek-chat" in traces  # the built-in tools
     assert "[trace] permission tool=Echo decision=allow" in traces
     assert "[trace] api.assistant kind=tool_use tool_uses=1 stop=tool_use" in traces
     assert traces[-1] == "[trace] query.turn_end reason=completed turn=2"

@@ -115,7 +115,7 @@ def test_a_60_turn_session_keeps_the_first_instruction_word_for_word(fake_llm: F
 def seed_requests(history: list[Message], system: str, wire: str, threshold: int) -> list[list[dict[str, Any]]]:
     """The message lists the seed's pipeline sends for each model call of `history` (one per assistant
     message, seeing everything before it)."""
-    options = CompactOptions.seed(threshold_chars=threshold)
+    options = CompactOptions.v4(threshold_chars=threshold)
     out = []
     for i, message in enumerate(history):
         if message.role != "assistant":

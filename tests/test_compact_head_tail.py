@@ -55,7 +55,7 @@ def history_with(name: str, content: str, **tool_input: Any) -> list[Message]:
 
 
 def cut(messages: list[Message], limit: int = 4000) -> str:
-    out = apply_tool_result_budget(messages, CompactOptions.seed(max_tool_result_chars=limit))
+    out = apply_tool_result_budget(messages, CompactOptions.v4(max_tool_result_chars=limit))
     return out[-1].tool_results[0].content
 
 
@@ -139,7 +139,7 @@ def test_the_tool_name_comes_from_the_call_each_result_answers() -> None:
         Message("assistant", calls),
         Message("user", (ToolResultBlock("r", text), ToolResultBlock("b", text, is_error=True))),
     ]
-    read, bash = apply_tool_result_budget(history, CompactOptions.seed())[-1].tool_results
+    read, bash = apply_tool_result_budget(history, CompactOptions.v4())[-1].tool_results
     assert TRUNCATION_NOTE in read.content and read.content.startswith(text[:3000])
     last_whole = read.content.split(TRUNCATION_NOTE)[0].split("\n")[-2].split("\t")[0]
     assert read.content.endswith(f"Read big.py with offset={int(last_whole) + 1}.]")  # Read: where to go on
@@ -183,7 +183,7 @@ def bash_outputs(draw: st.DrawFn) -> str:
 @given(bash_outputs(), st.sampled_from([500, 1000, 4000, 8000]))
 def test_head_and_tail_properties(output: str, limit: int) -> None:
     history = history_with("Bash", output)
-    options = CompactOptions.seed(max_tool_result_chars=limit)
+    options = CompactOptions.v4(max_tool_result_chars=limit)
     out = apply_tool_result_budget(history, options)
     assert apply_tool_result_budget(out, options) is out  # idempotent
     content = out[-1].tool_results[0].content

@@ -300,7 +300,7 @@ def test_options_override_the_environment() -> None:
     options = CompactOptions.from_env(env, enabled=True, threshold_chars=7, low_water_percent=None)
     assert (options.enabled, options.threshold_chars, options.low_water_percent) == (True, 7, 40)
     assert CompactOptions.from_env({"COMPACT": "false"}).enabled is True  # only "0" turns it off
-    assert CompactOptions.from_env(SEED) == CompactOptions.seed()  # the seed's defaults
+    assert CompactOptions.from_env(SEED) == CompactOptions.v4()  # the seed's defaults
     assert CompactOptions.from_env({}) == CompactOptions()  # the default profile's
     with pytest.raises(TypeError):
         CompactOptions.from_env({}, no_such_option=1)
@@ -576,7 +576,7 @@ async def test_c24_the_loop_sends_the_compacted_copy_and_keeps_the_history(tmp_p
         messages=history,
         tools=ToolRegistry([EchoTool()]),
         context=ToolContext(cwd=tmp_path),
-        compact=CompactOptions.seed(max_tool_result_chars=1000),
+        compact=CompactOptions.v4(max_tool_result_chars=1000),
     )
     events = [e async for e in query(params, QueryDeps(call_model=model))]
     assert isinstance(events[-1], Terminal) and events[-1].reason == "completed"
@@ -597,5 +597,5 @@ def test_a_placeholder_longer_than_the_budget_is_left_alone() -> None:
         Message("assistant", (ToolUseBlock("t0", "Read", {"file_path": "src/app.py"}),)),
         Message("user", (ToolResultBlock("t0", placeholder),)),
     ]
-    options = CompactOptions.seed(max_tool_result_chars=40)
+    options = CompactOptions.v4(max_tool_result_chars=40)
     assert apply_tool_result_budget(history, options) is history

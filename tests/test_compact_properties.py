@@ -66,7 +66,7 @@ def histories(draw: st.DrawFn) -> list[Message]:
 def cases(draw: st.DrawFn, low_water: bool = False) -> tuple[list[Message], CompactOptions]:
     history = draw(histories())
     size = estimate_outbound_chars(history)
-    options = CompactOptions.seed(
+    options = CompactOptions.v4(
         threshold_chars=draw(st.integers(0, size + size // 4 + 1)),
         max_tool_result_chars=draw(st.sampled_from([40, 500, 4000, 1_000_000])),
         micro_keep_recent=draw(st.integers(0, 5)),
@@ -206,8 +206,8 @@ def replay(options: CompactOptions, turns: int = 90, seed: int = 3) -> tuple[int
 
 
 def test_low_water_breaks_the_prefix_far_less_often_than_the_seed() -> None:
-    seed_breaks, seed_share, seed_peak = replay(CompactOptions.seed(threshold_chars=40_000))
-    low_breaks, low_share, low_peak = replay(CompactOptions.seed(threshold_chars=40_000, low_water_percent=50))
+    seed_breaks, seed_share, seed_peak = replay(CompactOptions.v4(threshold_chars=40_000))
+    low_breaks, low_share, low_peak = replay(CompactOptions.v4(threshold_chars=40_000, low_water_percent=50))
     assert seed_breaks > 100  # the seed's ③ and ② move on nearly every call once over the threshold
     assert low_breaks * 3 < seed_breaks
     assert low_share > seed_share + 0.15
@@ -217,7 +217,7 @@ def test_low_water_breaks_the_prefix_far_less_often_than_the_seed() -> None:
 def test_low_water_prefix_is_identical_until_the_next_cut() -> None:
     """Between two calls the request only grows at its end, unless the part being sent passed the threshold at
     the second call — that is the only moment a stage may act."""
-    options = CompactOptions.seed(threshold_chars=30_000, low_water_percent=50)
+    options = CompactOptions.v4(threshold_chars=30_000, low_water_percent=50)
     history, calls = growing_session(70, seed=11)
     previous: Sequence[Message] | None = None
     acted = 0
@@ -235,16 +235,16 @@ def test_low_water_prefix_is_identical_until_the_next_cut() -> None:
 
 
 def test_low_water_off_by_default_and_from_the_environment() -> None:
-    assert CompactOptions.seed().low_water is False
+    assert CompactOptions.v4().low_water is False
     seed = {"COMPACT_PROFILE": "seed"}
     assert CompactOptions.from_env({**seed, "COMPACT_LOW_WATER_PERCENT": "50"}).low_water_percent == 50
     assert CompactOptions.from_env({**seed, "COMPACT_LOW_WATER_PERCENT": "500"}).low_water_percent == 100
-    assert CompactOptions.seed(low_water_percent=100).low_water is False  # 100% would be the seed's behaviour
+    assert CompactOptions.v4(low_water_percent=100).low_water is False  # 100% would be the seed's behaviour
 
 
 def test_low_water_truncation_notes_in_the_request_are_stable() -> None:
     history, calls = growing_session(10, seed=5)
-    options = CompactOptions.seed(low_water_percent=50)
+    options = CompactOptions.v4(low_water_percent=50)
     first = outbound(tuple(history[: calls[-1]]), options)
     again = outbound(tuple(history[: calls[-1]]), options)
     assert first == again and any(TRUNCATION_NOTE in r.content for m in first for r in m.tool_results)

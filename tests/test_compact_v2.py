@@ -78,7 +78,7 @@ def users(messages: Sequence[Message]) -> list[Message]:
 def test_v2_is_the_default_and_seed_is_one_setting_away() -> None:
     assert CompactOptions().profile == "v2" == CompactOptions.from_env({}).profile
     seed = CompactOptions.from_env({"COMPACT_PROFILE": "seed"})
-    assert seed == CompactOptions.seed()
+    assert seed == CompactOptions.v4()
     assert (seed.threshold_chars, seed.max_tool_result_chars, seed.micro_keep_recent) == (80_000, 4000, 4)
     assert (seed.micro_min_chars, seed.max_messages, seed.low_water_percent) == (500, 40, 0)
     assert CompactOptions.from_env({"COMPACT_PROFILE": "SEED "}).profile == "seed"
@@ -109,7 +109,7 @@ def test_a_30_kb_result_goes_whole_at_a_128k_window() -> None:
     history = turn(0, "Read", code(700))  # ≈ 30 KB of numbered code
     assert len(history[2].tool_results[0].content) > 30_000
     assert apply_tool_result_budget(history, opts()) is history
-    cut = apply_tool_result_budget(history, CompactOptions.seed())
+    cut = apply_tool_result_budget(history, CompactOptions.v4())
     assert len(cut[2].tool_results[0].content) < 4200  # what the seed sent
 
 

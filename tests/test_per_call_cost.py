@@ -21,11 +21,11 @@ import msgspec
 import pytest
 
 from react_agent_mini.app import SessionOptions, build_session
-from react_agent_mini.compact.memo import computed_total, shared_prefix
 from react_agent_mini.compact.pipeline import CompactOptions, compact_messages
 from react_agent_mini.config import ProviderConfig
 from react_agent_mini.events import QueryEvent, Terminal
 from react_agent_mini.loop import whole_result_ids
+from react_agent_mini.memo import computed_total, shared_prefix
 from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from react_agent_mini.providers.base import ModelRequest
 from react_agent_mini.providers.openai_compat import OpenAICompatProvider, to_openai_messages

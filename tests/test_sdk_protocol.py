@@ -488,7 +488,8 @@ def test_claude_code_acp_command_line_is_accepted(fake_llm: FakeLLMServer, tmp_p
     assert "'acp'" in proc.stderr and "skipped" in proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert lines[-1]["session_id"] == session and lines[-1]["result"] == "hi from ram"
-    assert lines[0]["tools"] == ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo"]
+    builtin = ["Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "Echo", "TodoWrite", "Agent"]
+    assert lines[0]["tools"] == builtin
 
 
 def test_system_prompt_flags(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

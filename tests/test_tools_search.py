@@ -1,5 +1,5 @@
-"""Glob and Grep on real files: confinement, ignore rules, ordering, output formats, paging, errors, and the
-pure-Python fallback giving exactly what ripgrep gives (both engines run every behavioural test)."""
+"""Glob and Grep on real files, through the real ripgrep: confinement, ignore rules, ordering, output formats,
+paging, errors, the Rust regex dialect, and what the tools say when rg is missing or cannot start."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,11 @@ import pytest
 from react_agent_mini.tools import ripgrep
 from react_agent_mini.tools.base import ToolContext, ToolInputError, ToolOutput
 from react_agent_mini.tools.glob import GlobTool
-from react_agent_mini.tools.grep import GrepTool, SearchError, _parse_rg, _Spec, can_match_newline, rust_to_python
-from react_agent_mini.tools.ignore import FILE_TYPES, Overrides, parse_rules, translate_glob, walk_files
+from react_agent_mini.tools.glob_pattern import translate_glob
+from react_agent_mini.tools.grep import GrepTool
+from react_agent_mini.tools.grep_search import SearchSpec, parse_rg_output
 
 RG = ripgrep.find_rg()
-needs_rg = pytest.mark.skipif(RG is None, reason="rg is not installed (pip install ripgrep==14.1.0)")
 
 # Files in creation order; each gets a distinct mtime, later = newer, so "newest first" is this list reversed.
 FILES: dict[str, str | bytes] = {
@@ -82,26 +81,13 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture(params=["rg", "python"])
-def engine(request: pytest.FixtureRequest) -> str:
-    if request.param == "rg" and RG is None:
-        pytest.skip("rg is not installed")
-    return str(request.param)
-
-
-def tools(engine: str) -> tuple[GrepTool, GlobTool]:
-    use_rg = engine == "rg"
-    # walk_depth=0: the rg engine lists even shallow patterns (by default those go to the walker).
-    return GrepTool(use_rg=use_rg), GlobTool(use_rg=use_rg, walk_depth=0)
-
-
-async def grep(engine: str, root: Path, **raw: Any) -> ToolOutput:
-    tool = tools(engine)[0]
+async def grep(root: Path, **raw: Any) -> ToolOutput:
+    tool = GrepTool()
     return await tool.call(tool.validate(raw), ToolContext(cwd=root))
 
 
-async def glob(engine: str, root: Path, **raw: Any) -> ToolOutput:
-    tool = tools(engine)[1]
+async def glob(root: Path, **raw: Any) -> ToolOutput:
+    tool = GlobTool()
     return await tool.call(tool.validate(raw), ToolContext(cwd=root))
 
 
@@ -113,29 +99,29 @@ def lines(output: ToolOutput) -> list[str]:
 # --- Glob -------------------------------------------------------------------------------------------------
 
 
-async def test_glob_depth_ignore_rules_and_newest_first(engine: str, ws: Path) -> None:
-    found = lines(await glob(engine, ws, pattern="**/*.py"))
+async def test_glob_depth_ignore_rules_and_newest_first(ws: Path) -> None:
+    found = lines(await glob(ws, pattern="**/*.py"))
     # Not: generated.py (/generated.py), build/ (dir rule), src/secret.py (nested .gitignore), symlinks.
     assert found == ["sub/nested/deep/file.py", "src/util/helpers.py", "src/main.py", "app.py"]
-    assert lines(await glob(engine, ws, pattern="*.py")) == ["app.py"]
+    assert lines(await glob(ws, pattern="*.py")) == ["app.py"]
 
 
-async def test_glob_hidden_included_git_and_excluded_not(engine: str, ws: Path) -> None:
-    found = lines(await glob(engine, ws, pattern="**/*"))
+async def test_glob_hidden_included_git_and_excluded_not(ws: Path) -> None:
+    found = lines(await glob(ws, pattern="**/*"))
     assert ".env" in found and ".config/settings.json" in found and "keep.log" in found
     assert not [f for f in found if f.startswith(".git/") or f in ("excluded.txt", "debug.log", "src/cache.tmp")]
     assert not [f for f in found if "link" in f or "outside" in f]
     assert found[0] == "sub/nested/deep/file.py" and found[-1] == ".gitignore"
 
 
-async def test_glob_path_braces_classes(engine: str, ws: Path) -> None:
-    assert lines(await glob(engine, ws, pattern="*.py", path="src")) == ["src/main.py"]
-    assert lines(await glob(engine, ws, pattern="**/*.{ts,tsx}", path="src")) == [
+async def test_glob_path_braces_classes(ws: Path) -> None:
+    assert lines(await glob(ws, pattern="*.py", path="src")) == ["src/main.py"]
+    assert lines(await glob(ws, pattern="**/*.{ts,tsx}", path="src")) == [
         "src/web/app.tsx",
         "src/util/strings.ts",
     ]
-    assert lines(await glob(engine, ws, pattern="src/*/[hs]*.?s")) == ["src/util/strings.ts"]
-    assert lines(await glob(engine, ws, pattern=str(ws / "src" / "**" / "*.js"))) == ["src/web/index.js"]
+    assert lines(await glob(ws, pattern="src/*/[hs]*.?s")) == ["src/util/strings.ts"]
+    assert lines(await glob(ws, pattern=str(ws / "src" / "**" / "*.js"))) == ["src/web/index.js"]
 
 
 @pytest.mark.parametrize(
@@ -150,44 +136,42 @@ async def test_glob_path_braces_classes(engine: str, ws: Path) -> None:
         ("*", "..", ".."),
     ],
 )
-async def test_glob_outside_the_workspace_finds_nothing(
-    engine: str, ws: Path, pattern: str, path: str | None, named: str
-) -> None:
+async def test_glob_outside_the_workspace_finds_nothing(ws: Path, pattern: str, path: str | None, named: str) -> None:
     raw = {"pattern": pattern} | ({"path": path} if path else {})
-    output = await glob(engine, ws, **raw)
+    output = await glob(ws, **raw)
     assert output == ToolOutput(f"{named} resolves outside the workspace; Glob only searches inside {ws}.")
 
 
-async def test_glob_back_inside_through_dotdot_is_fine(engine: str, ws: Path) -> None:
-    assert lines(await glob(engine, ws, pattern="../ws/src/*.py")) == ["src/main.py"]
+async def test_glob_back_inside_through_dotdot_is_fine(ws: Path) -> None:
+    assert lines(await glob(ws, pattern="../ws/src/*.py")) == ["src/main.py"]
 
 
-async def test_glob_cap_and_note(engine: str, tmp_path: Path) -> None:
+async def test_glob_cap_and_note(tmp_path: Path) -> None:
     write_tree(tmp_path, {f"many/f{i:03}.txt": "" for i in range(130)})
-    found = lines(await glob(engine, tmp_path, pattern="many/*.txt"))
+    found = lines(await glob(tmp_path, pattern="many/*.txt"))
     assert found[:2] == ["many/f129.txt", "many/f128.txt"] and len(found) == 101
     assert found[-1] == "(Showing 100 of 130 matches, newest first. Narrow the pattern or the path to see the rest.)"
 
 
-async def test_glob_ties_by_path_and_no_match(engine: str, tmp_path: Path) -> None:
+async def test_glob_ties_by_path_and_no_match(tmp_path: Path) -> None:
     for name in ("b.txt", "a.txt", "c.txt"):
         (tmp_path / name).write_text("")
         os.utime(tmp_path / name, (1_000_000, 1_000_000))
-    assert lines(await glob(engine, tmp_path, pattern="*.txt")) == ["a.txt", "b.txt", "c.txt"]
-    assert await glob(engine, tmp_path, pattern="*.rs") == ToolOutput("No files match *.rs.")
+    assert lines(await glob(tmp_path, pattern="*.txt")) == ["a.txt", "b.txt", "c.txt"]
+    assert await glob(tmp_path, pattern="*.rs") == ToolOutput("No files match *.rs.")
 
 
-async def test_glob_bad_input(engine: str, ws: Path) -> None:
-    assert (await glob(engine, ws, pattern="*.{py")).is_error
-    assert await glob(engine, ws, pattern="*", path="nope") == ToolOutput("Path does not exist: nope", is_error=True)
-    assert (await glob(engine, ws, pattern="*", path="app.py")).is_error
+async def test_glob_bad_input(ws: Path) -> None:
+    assert (await glob(ws, pattern="*.{py")).is_error
+    assert await glob(ws, pattern="*", path="nope") == ToolOutput("Path does not exist: nope", is_error=True)
+    assert (await glob(ws, pattern="*", path="app.py")).is_error
 
 
 # --- Grep -------------------------------------------------------------------------------------------------
 
 
-async def test_grep_files_newest_first_respecting_ignores(engine: str, ws: Path) -> None:
-    found = lines(await grep(engine, ws, pattern="needle"))
+async def test_grep_files_newest_first_respecting_ignores(ws: Path) -> None:
+    found = lines(await grep(ws, pattern="needle"))
     assert found == [
         "sub/nested/deep/file.py",
         "data/long.txt",
@@ -205,18 +189,18 @@ async def test_grep_files_newest_first_respecting_ignores(engine: str, ws: Path)
     ]
 
 
-async def test_grep_content_line_numbers_and_context(engine: str, ws: Path) -> None:
-    assert lines(await grep(engine, ws, pattern="needle", path="app.py", output_mode="content")) == [
+async def test_grep_content_line_numbers_and_context(ws: Path) -> None:
+    assert lines(await grep(ws, pattern="needle", path="app.py", output_mode="content")) == [
         "app.py:2:def needle_one():",
         "app.py:7:# needle again",
         "app.py:11:needle_last = True",
     ]
-    assert lines(await grep(engine, ws, pattern="needle", path="app.py", output_mode="content", **{"-n": False})) == [
+    assert lines(await grep(ws, pattern="needle", path="app.py", output_mode="content", **{"-n": False})) == [
         "app.py:def needle_one():",
         "app.py:# needle again",
         "app.py:needle_last = True",
     ]
-    with_context = await grep(engine, ws, pattern="needle", path="app.py", output_mode="content", **{"-C": 1})
+    with_context = await grep(ws, pattern="needle", path="app.py", output_mode="content", **{"-C": 1})
     assert lines(with_context) == [
         "app.py-1-import os",
         "app.py:2:def needle_one():",
@@ -229,7 +213,7 @@ async def test_grep_content_line_numbers_and_context(engine: str, ws: Path) -> N
         "app.py-10-z = 3",
         "app.py:11:needle_last = True",
     ]
-    after_only = await grep(engine, ws, pattern="needle", path="sub", output_mode="content", **{"-A": 1, "-C": 5})
+    after_only = await grep(ws, pattern="needle", path="sub", output_mode="content", **{"-A": 1, "-C": 5})
     assert lines(after_only) == [
         "sub/nested/deep/file.py-1-a",
         "sub/nested/deep/file.py:2:b needle",
@@ -241,8 +225,8 @@ async def test_grep_content_line_numbers_and_context(engine: str, ws: Path) -> N
     ]
 
 
-async def test_grep_content_across_files_sorted_by_path(engine: str, ws: Path) -> None:
-    found = lines(await grep(engine, ws, pattern="needle\\(", output_mode="content", **{"-B": 1}))
+async def test_grep_content_across_files_sorted_by_path(ws: Path) -> None:
+    found = lines(await grep(ws, pattern="needle\\(", output_mode="content", **{"-B": 1}))
     assert found == [
         "src/main.py-3-def main():",
         "src/main.py:4:    helpers.needle()",
@@ -251,13 +235,11 @@ async def test_grep_content_across_files_sorted_by_path(engine: str, ws: Path) -
     ]
 
 
-async def test_grep_count_case_glob_type(engine: str, ws: Path) -> None:
-    assert lines(await grep(engine, ws, pattern="needle", output_mode="count", path="app.py")) == ["app.py:3"]
-    assert await grep(engine, ws, pattern="NEEDLE", glob="*.py", output_mode="count") == ToolOutput(
-        "No matches for NEEDLE."
-    )
+async def test_grep_count_case_glob_type(ws: Path) -> None:
+    assert lines(await grep(ws, pattern="needle", output_mode="count", path="app.py")) == ["app.py:3"]
+    assert await grep(ws, pattern="NEEDLE", glob="*.py", output_mode="count") == ToolOutput("No matches for NEEDLE.")
     # As with rg, a glob reaches files an ignore rule names (not ones inside ignored directories).
-    assert lines(await grep(engine, ws, pattern="NEEDLE", glob="*.py", output_mode="count", **{"-i": True})) == [
+    assert lines(await grep(ws, pattern="NEEDLE", glob="*.py", output_mode="count", **{"-i": True})) == [
         "app.py:3",
         "generated.py:1",
         "src/main.py:1",
@@ -265,69 +247,67 @@ async def test_grep_count_case_glob_type(engine: str, ws: Path) -> None:
         "src/util/helpers.py:2",
         "sub/nested/deep/file.py:2",
     ]
-    assert lines(
-        await grep(engine, ws, pattern="needle", glob="*.{ts,tsx}, *.md", output_mode="count", **{"-i": True})
-    ) == [
+    assert lines(await grep(ws, pattern="needle", glob="*.{ts,tsx}, *.md", output_mode="count", **{"-i": True})) == [
         "README.md:1",
         "docs/guide.md:1",
         "src/util/strings.ts:1",
         "src/web/app.tsx:1",
     ]
-    assert lines(await grep(engine, ws, pattern="needle", type="ts")) == ["src/util/strings.ts"]
-    assert lines(await grep(engine, ws, pattern="needle", glob="!*.py", path="src")) == ["src/util/strings.ts"]
+    assert lines(await grep(ws, pattern="needle", type="ts")) == ["src/util/strings.ts"]
+    assert lines(await grep(ws, pattern="needle", glob="!*.py", path="src")) == ["src/util/strings.ts"]
 
 
-async def test_grep_odd_files(engine: str, ws: Path) -> None:
-    data = lines(await grep(engine, ws, pattern="needle", path="data", output_mode="content"))
+async def test_grep_odd_files(ws: Path) -> None:
+    data = lines(await grep(ws, pattern="needle", path="data", output_mode="content"))
     cut = "x" * (500 - len("needle "))
     assert data == [
         "data/bom.txt:1:needle bom",
         "data/crlf.txt:1:needle crlf",
         f"data/long.txt:1:needle {cut} [... 307 more characters]",
     ]
-    binary = await grep(engine, ws, pattern="needle", path="data/blob.bin")
+    binary = await grep(ws, pattern="needle", path="data/blob.bin")
     assert binary == ToolOutput("No matches for needle: data/blob.bin is a binary file.")
 
 
-async def test_grep_multiline(engine: str, ws: Path) -> None:
-    spanning = await grep(engine, ws, pattern="return 1\\n\\ndef", multiline=True, output_mode="content")
+async def test_grep_multiline(ws: Path) -> None:
+    spanning = await grep(ws, pattern="return 1\\n\\ndef", multiline=True, output_mode="content")
     assert lines(spanning) == ["app.py:3:    return 1", "app.py:4:", "app.py:5:def other():"]
-    assert lines(await grep(engine, ws, pattern="b needle\\nc|g", multiline=True, output_mode="count", path="sub")) == [
+    assert lines(await grep(ws, pattern="b needle\\nc|g", multiline=True, output_mode="count", path="sub")) == [
         "sub/nested/deep/file.py:2"
     ]
 
 
-async def test_grep_paging(engine: str, tmp_path: Path) -> None:
+async def test_grep_paging(tmp_path: Path) -> None:
     write_tree(tmp_path, {"a.txt": "hit\n" * 5, "b.txt": "hit\n" * 5})
-    first = lines(await grep(engine, tmp_path, pattern="hit", output_mode="content", head_limit=3))
+    first = lines(await grep(tmp_path, pattern="hit", output_mode="content", head_limit=3))
     assert first == [
         "a.txt:1:hit",
         "a.txt:2:hit",
         "a.txt:3:hit",
         "[Showing results 1..3 of 10. Use offset=3 to see more.]",
     ]
-    middle = lines(await grep(engine, tmp_path, pattern="hit", output_mode="content", head_limit=3, offset=4))
+    middle = lines(await grep(tmp_path, pattern="hit", output_mode="content", head_limit=3, offset=4))
     assert middle == [
         "a.txt:5:hit",
         "b.txt:1:hit",
         "b.txt:2:hit",
         "[Showing results 5..7 of 10. Use offset=7 to see more.]",
     ]
-    last = lines(await grep(engine, tmp_path, pattern="hit", output_mode="content", head_limit=0, offset=8))
+    last = lines(await grep(tmp_path, pattern="hit", output_mode="content", head_limit=0, offset=8))
     assert last == ["b.txt:4:hit", "b.txt:5:hit", "[Showing results 9..10 of 10.]"]
-    assert len(lines(await grep(engine, tmp_path, pattern="hit", output_mode="content", head_limit=0))) == 10
-    assert lines(await grep(engine, tmp_path, pattern="hit", head_limit=1)) == [
+    assert len(lines(await grep(tmp_path, pattern="hit", output_mode="content", head_limit=0))) == 10
+    assert lines(await grep(tmp_path, pattern="hit", head_limit=1)) == [
         "b.txt",
         "[Showing results 1..1 of 2. Use offset=1 to see more.]",
     ]
-    assert lines(await grep(engine, tmp_path, pattern="hit", output_mode="count", offset=5)) == [
+    assert lines(await grep(tmp_path, pattern="hit", output_mode="count", offset=5)) == [
         "[No results past offset 5: the search found 2.]"
     ]
 
 
-async def test_grep_errors_and_no_match(engine: str, ws: Path) -> None:
-    assert await grep(engine, ws, pattern="zzz") == ToolOutput("No matches for zzz.")
-    assert await grep(engine, ws, pattern="x", path="missing/dir") == ToolOutput(
+async def test_grep_errors_and_no_match(ws: Path) -> None:
+    assert await grep(ws, pattern="zzz") == ToolOutput("No matches for zzz.")
+    assert await grep(ws, pattern="x", path="missing/dir") == ToolOutput(
         "Path does not exist: missing/dir", is_error=True
     )
     cases = {
@@ -340,18 +320,16 @@ async def test_grep_errors_and_no_match(engine: str, ws: Path) -> None:
         "[a": "unclosed character class",
     }
     for pattern, reason in cases.items():
-        assert await grep(engine, ws, pattern=pattern) == ToolOutput(
-            f"Invalid regex {pattern}: {reason}", is_error=True
-        )
-    newline = await grep(engine, ws, pattern="a\\nb")
+        assert await grep(ws, pattern=pattern) == ToolOutput(f"Invalid regex {pattern}: {reason}", is_error=True)
+    newline = await grep(ws, pattern="a\\nb")
     assert newline.is_error and newline.content.startswith('Invalid regex a\\nb: the literal "\\n" is not allowed')
-    unknown = await grep(engine, ws, pattern="x", type="nosuchtype")
+    unknown = await grep(ws, pattern="x", type="nosuchtype")
     assert unknown.is_error and unknown.content.startswith('Unknown file type "nosuchtype".')
-    assert lines(await grep(engine, ws, pattern="interface\\{\\}")) == ["src/util/strings.ts"]
+    assert lines(await grep(ws, pattern="interface\\{\\}")) == ["src/util/strings.ts"]
 
 
-async def test_nul_characters_are_errors_not_exceptions(engine: str, ws: Path) -> None:
-    grep_tool, glob_tool = tools(engine)[:2]
+async def test_nul_characters_are_errors_not_exceptions(ws: Path) -> None:
+    grep_tool, glob_tool = GrepTool(), GlobTool()
     cases: list[tuple[Any, dict[str, str]]] = [
         (grep_tool, {"pattern": "a\0b"}),
         (grep_tool, {"pattern": "a", "path": "x\0y"}),
@@ -367,9 +345,9 @@ async def test_nul_characters_are_errors_not_exceptions(engine: str, ws: Path) -
         assert "NUL" in output.content or "null byte" in output.content, output
 
 
-# --- the fallback matches ripgrep -------------------------------------------------------------------------
+# --- the Rust regex dialect and rg's ignore rules, as the tools show them -----------------------------------
 
-PARITY_CASES: list[dict[str, Any]] = [
+DIALECT_CASES: list[dict[str, Any]] = [
     {"pattern": "needle"},
     {"pattern": "needle", "output_mode": "content"},
     {"pattern": "needle", "output_mode": "count"},
@@ -389,23 +367,14 @@ PARITY_CASES: list[dict[str, Any]] = [
 ]
 
 
-@needs_rg
-@pytest.mark.parametrize("case", PARITY_CASES, ids=[str(i) for i in range(len(PARITY_CASES))])
-async def test_fallback_matches_rg(ws: Path, case: dict[str, Any]) -> None:
-    with_rg = await grep("rg", ws, **case)
-    assert not with_rg.is_error and with_rg.content != "No matches for needle."
-    assert await grep("python", ws, **case) == with_rg
+@pytest.mark.parametrize("case", DIALECT_CASES, ids=[str(i) for i in range(len(DIALECT_CASES))])
+async def test_grep_finds_something_for_every_kind_of_search(ws: Path, case: dict[str, Any]) -> None:
+    found = await grep(ws, **case)
+    assert not found.is_error and found.content != "No matches for needle."
 
 
-@needs_rg
-async def test_fallback_glob_matches_rg(ws: Path) -> None:
-    for pattern in ("**/*", "**/*.py", "*", "src/**", "**/.*", "{src,docs}/**/*.{md,py}", "**/util/*"):
-        assert await glob("python", ws, pattern=pattern) == await glob("rg", ws, pattern=pattern), pattern
-
-
-@needs_rg
-def test_walker_lists_what_rg_files_lists(ws: Path) -> None:
-    """The fallback walker against `rg --files` directly, on a tree with every kind of ignore rule."""
+async def test_glob_lists_what_rg_files_lists(ws: Path) -> None:
+    """Glob against `rg --files` run directly, on a tree with every kind of ignore rule."""
     write_tree(
         ws,
         {
@@ -424,52 +393,53 @@ def test_walker_lists_what_rg_files_lists(ws: Path) -> None:
         [str(RG), *ripgrep.COMMON_ARGS, "--files", ripgrep.SKIP_GIT], cwd=ws, capture_output=True, check=True
     ).stdout
     expected = sorted(p.decode() for p in listed.split(b"\0") if p)
-    walked = sorted(os.path.relpath(p, ws) for p in walk_files(str(ws), root=str(ws), overrides=Overrides(["!.git"])))
-    assert walked == expected
-    assert "deep/x/y/only_here.txt" in walked and "deep/a.md" not in walked and "deep/keep.md" not in walked
-
-
-@needs_rg
-def test_file_types_match_rg() -> None:
-    listed = subprocess.run([str(RG), "--no-config", "--type-list"], capture_output=True, text=True, check=True)
-    rg_types = {
-        name: set(globs.split(", ")) for name, globs in (ln.split(": ", 1) for ln in listed.stdout.splitlines())
-    }
-    for name, globs in FILE_TYPES.items():
-        assert set(globs) <= rg_types[name], name
-        assert set(globs) == rg_types[name] or name == "sh", name
+    globbed = sorted(lines(await glob(ws, pattern="**/*")))
+    assert globbed == expected
+    assert "deep/x/y/only_here.txt" in globbed and "deep/a.md" not in globbed and "deep/keep.md" not in globbed
 
 
 # --- engine plumbing ---------------------------------------------------------------------------------------
 
 
-async def test_unstartable_rg_falls_back(ws: Path, tmp_path: Path) -> None:
+async def test_without_a_runnable_rg_the_tools_say_so(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     broken = tmp_path / "rg"
-    broken.write_text("not an executable")  # exec fails with OSError: the Python engine takes over
-    grep_tool, glob_tool = GrepTool(rg_path=str(broken)), GlobTool(rg_path=str(broken), walk_depth=0)
+    broken.write_text("not an executable")  # exec fails with OSError
     ctx = ToolContext(cwd=ws)
+    grep_tool, glob_tool = GrepTool(rg_path=str(broken)), GlobTool(rg_path=str(broken))
     found = await grep_tool.call(grep_tool.validate({"pattern": "needle", "path": "src"}), ctx)
-    assert found == ToolOutput("src/util/strings.ts\nsrc/util/helpers.py\nsrc/main.py")
-    assert await glob_tool.call(glob_tool.validate({"pattern": "*.py"}), ctx) == ToolOutput("app.py")
+    assert found == ToolOutput(f"Grep could not start ripgrep ({broken}): Permission denied", is_error=True)
+    listed = await glob_tool.call(glob_tool.validate({"pattern": "*.py"}), ctx)
+    assert listed == ToolOutput(f"Glob could not start ripgrep ({broken}): Permission denied", is_error=True)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setenv("PATH", "")
+    ripgrep.find_rg.cache_clear()
+    try:
+        for name, output in (("Grep", await grep(ws, pattern="needle")), ("Glob", await glob(ws, pattern="*.py"))):
+            assert output.is_error and output.content.startswith(f"{name} needs ripgrep (rg), which was found")
+            assert "ripgrep==14.1.0" in output.content
+    finally:
+        ripgrep.find_rg.cache_clear()
 
 
-@needs_rg
 @pytest.mark.parametrize("mode", ["files_with_matches", "count", "content"])
 async def test_runaway_output_is_cut(ws: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
-    whole = set(lines(await grep("rg", ws, pattern="needle", output_mode=mode)))
+    whole = set(lines(await grep(ws, pattern="needle", output_mode=mode)))
     monkeypatch.setattr(ripgrep, "MAX_OUTPUT_BYTES", 40)
-    found = lines(await grep("rg", ws, pattern="needle", output_mode=mode))
+    found = lines(await grep(ws, pattern="needle", output_mode=mode))
     assert found[-1].startswith("[The search produced too much output and was stopped early")
     assert found[:-1] and set(found[:-1]) <= whole  # whole records only: nothing half-cut
 
 
 def test_cut_output_keeps_whole_records(tmp_path: Path) -> None:
-    def spec(mode: str) -> _Spec:
-        return _Spec(tmp_path, tmp_path, "x", mode, False, False, 0, 0, [], [])  # type: ignore[arg-type]
+    def spec(mode: str) -> SearchSpec:
+        return SearchSpec(tmp_path, tmp_path, "x", mode, False, False, 0, 0, [], [])  # type: ignore[arg-type]
 
-    assert _parse_rg(spec("files_with_matches"), b"a.py\0b/c.py\0d/e", True).files == [b"a.py", b"b/c.py"]
-    assert _parse_rg(spec("count"), b"a.py\x002\nb.py\x003\nc.p", True).counts == [(b"a.py", 2), (b"b.py", 3)]
-    content = _parse_rg(spec("content"), b"a.py\x001:x\n2:x\n\nb.py\x004:x\n5:", True)
+    assert parse_rg_output(spec("files_with_matches"), b"a.py\0b/c.py\0d/e", True).files == [b"a.py", b"b/c.py"]
+    counts = parse_rg_output(spec("count"), b"a.py\x002\nb.py\x003\nc.p", True).counts
+    assert counts == [(b"a.py", 2), (b"b.py", 3)]
+    content = parse_rg_output(spec("content"), b"a.py\x001:x\n2:x\n\nb.py\x004:x\n5:", True)
     assert [(p, buf[start:end]) for p, buf, start, end in content.blocks] == [(b"a.py", b"1:x\n2:x")]
     assert content.entries == 2 and content.truncated
 
@@ -509,7 +479,7 @@ def test_find_rg_prefers_the_interpreters_directory(tmp_path: Path, monkeypatch:
 
 
 def test_tool_metadata() -> None:
-    grep_tool, glob_tool = tools("python")
+    grep_tool, glob_tool = GrepTool(), GlobTool()
     assert (grep_tool.name, glob_tool.name) == ("Grep", "Glob")
     for tool in (grep_tool, glob_tool):
         assert tool.read_only and tool.concurrency_safe
@@ -543,34 +513,47 @@ def test_translate_glob(pattern: str, yes: list[str], no: list[str]) -> None:
     assert [p for p in no if regex.fullmatch(p)] == []
 
 
-def test_gitignore_rules() -> None:
-    rules = parse_rules("# comment\n\n*.log\n!keep.log\nbuild/\n/top.txt\ndocs/*.md\n\\#hash\ntrailing \n")
-    ignored, kept = 1, 2
-    assert rules.matched("a/b.log", False) == ignored and rules.matched("keep.log", False) == kept
-    assert rules.matched("x/build", True) == ignored and rules.matched("x/build", False) == 0
-    assert rules.matched("top.txt", False) == ignored and rules.matched("x/top.txt", False) == 0
-    assert rules.matched("docs/a.md", False) == ignored and rules.matched("x/docs/a.md", False) == 0
-    assert rules.matched("#hash", False) == ignored and rules.matched("trailing", False) == ignored
+async def test_gitignore_rules(tmp_path: Path) -> None:
+    rules = "# comment\n\n*.log\n!keep.log\nbuild/\n/top.txt\ndocs/*.md\n\\#hash\ntrailing \n"
+    names = ["a/b.log", "keep.log", "x/build/f.txt", "y/build", "top.txt", "x/top.txt", "docs/a.md", "x/docs/a.md"]
+    write_tree(tmp_path, {".gitignore": rules, **dict.fromkeys([*names, "#hash", "trailing"], "")})
+    # Ignored: *.log but keep.log, the directory build/ (not a file so named), /top.txt and docs/*.md only beside
+    # the .gitignore, an escaped `#`, a name with its trailing space dropped.
+    assert sorted(lines(await glob(tmp_path, pattern="**/*"))) == [
+        ".gitignore",
+        "keep.log",
+        "x/docs/a.md",
+        "x/top.txt",
+        "y/build",
+    ]
 
 
-def test_rust_regex_translation() -> None:
-    assert rust_to_python("(?<n>a)\\z[[:digit:]x]\\x{41}", multiline=False) == "(?P<n>a)\\Z[0-9x]A"
-    assert rust_to_python("a{ 2 , 3 }", multiline=False) == "a{2,3}"
-    assert rust_to_python("[^\\n]+", multiline=False) == "[^\\n]+"
-    with pytest.raises(SearchError, match="Unicode classes"):
-        rust_to_python("\\p{L}", multiline=False)
-    assert rust_to_python("a\\nb", multiline=True) == "a\\nb"
-    assert can_match_newline("a\\sb") and can_match_newline("a.b") and can_match_newline("[^x]")
-    assert not can_match_newline("abc") and not can_match_newline("[^\\n]+") and not can_match_newline("\\S+")
+async def test_rust_regex_syntax(tmp_path: Path) -> None:
+    """What the Rust dialect has and Python's `re` spells otherwise, or lacks: named groups `(?<n>…)`, `\\z`,
+    POSIX classes, `\\x{…}`, spaces in a counted repetition, `[^\\n]` without multiline, Unicode classes."""
+    write_tree(tmp_path, {"t.txt": "ab\nx9\nA\naa\nλ\n"})
+    cases = {
+        "(?<n>ab)\\z": ["t.txt:1:ab"],
+        "[[:digit:]x]9": ["t.txt:2:x9"],
+        "\\x{41}": ["t.txt:3:A"],
+        "^a{ 2 , 3 }$": ["t.txt:4:aa"],
+        "^[^\\n]b": ["t.txt:1:ab"],
+        "^\\p{Greek}$": ["t.txt:5:λ"],
+    }
+    for pattern, expected in cases.items():
+        assert lines(await grep(tmp_path, pattern=pattern, output_mode="content")) == expected, pattern
 
 
-def walked(root: Path) -> Iterator[str]:
-    return (os.path.relpath(p, root) for p in walk_files(str(root), root=str(root)))
-
-
-def test_walker_parent_ignore_files_and_git_boundary(tmp_path: Path) -> None:
-    """Ignore files above the search path count; .gitignore files above the repository root do not."""
+async def test_ignore_files_above_the_workspace_count(tmp_path: Path) -> None:
+    """Ignore files above the search path count, and (rg with --no-require-git) a .gitignore above the repository's
+    root still does: every pattern agrees, however deep (the removed Python walker, which Glob used for shallow
+    patterns, stopped at the root, so `*` listed a.txt where `**/*` did not)."""
     write_tree(tmp_path, {".gitignore": "a.txt\n", ".ignore": "b.txt\n", "repo/sub/a.txt": "", "repo/sub/b.txt": ""})
-    assert sorted(walked(tmp_path / "repo" / "sub")) == []  # no .git: both apply (--no-require-git)
+    sub = tmp_path / "repo" / "sub"
+    for pattern in ("*", "**/*"):
+        assert await glob(sub, pattern=pattern) == ToolOutput(f"No files match {pattern}.")  # no .git: both apply
     (tmp_path / "repo" / ".git").mkdir()
-    assert sorted(walked(tmp_path / "repo" / "sub")) == ["a.txt"]  # .gitignore stops at the repo root
+    for pattern in ("*", "**/*"):
+        assert await glob(sub, pattern=pattern) == ToolOutput(f"No files match {pattern}.")
+    (sub / "c.txt").write_text("")
+    assert lines(await glob(sub, pattern="*")) == lines(await glob(sub, pattern="**/*")) == ["c.txt"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         TextDelta,
         ThinkingDelta,
         ToolFinished,
+        ToolProgress,
         ToolResults,
         ToolStarted,
     )
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "AssistantTurn": "events",
     "ToolStarted": "events",
     "ToolFinished": "events",
+    "ToolProgress": "events",
     "ToolResults": "events",
     "Followup": "events",
     "Compacted": "events",
@@ -105,6 +107,7 @@ __all__ = [
     "ThinkingBlock",
     "ThinkingDelta",
     "ToolFinished",
+    "ToolProgress",
     "ToolResultBlock",
     "ToolResults",
     "ToolStarted",

@@ -21,21 +21,26 @@ from .compact.tokens import context_window
 from .config import ProviderConfig, build_provider
 from .context.knowledge import Knowledge
 from .context.system_prompt import BASE_PROMPT
+from .custom_commands.catalog import CommandCatalog
 from .events import ModelEvent
+from .extension_points import add_agent_tool, reinjected, reset_tools, restore_tools
 from .hooks import Hooks
 from .ids import new_uuid
 from .loop import QueryDeps
 from .mcp.attachment import McpAttachment
-from .messages import Message
+from .messages import Usage
 from .permissions.configured import PermissionOptions, PermissionSettings, build_policy
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
 from .providers.base import ModelProvider, ModelRequest
 from .providers.retry import RetryPolicy, stream_with_retry
 from .recorder import TranscriptRecorder
 from .session import Session
+from .session_hooks import session_hooks, wire
+from .subagents.definitions import AgentCatalog
 from .tools.base import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
+    from .checkpoints.tracker import Checkpoints
     from .sandbox.settings import SandboxConfig
 
 SYSTEM_PROMPT = BASE_PROMPT
@@ -50,9 +55,23 @@ def default_tools() -> ToolRegistry:
     from .tools.glob import GlobTool
     from .tools.grep import GrepTool
     from .tools.read import ReadTool
+    from .tools.todo import TodoWriteTool
+    from .tools.web_fetch import WebFetchTool
     from .tools.write import WriteTool
 
-    return ToolRegistry([ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), BashTool(), EchoTool()])
+    return ToolRegistry(
+        [
+            ReadTool(),
+            WriteTool(),
+            EditTool(),
+            GlobTool(),
+            GrepTool(),
+            BashTool(),
+            WebFetchTool(),
+            EchoTool(),
+            TodoWriteTool(),
+        ]
+    )
 
 
 def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool) -> QueryDeps:
@@ -115,13 +134,19 @@ class Assembled(msgspec.Struct, dict=False):
     """The MCP servers (start them in the loop, `join` before turns, `aclose` at the end)."""
     permission_settings: PermissionSettings
     """The settings files behind `policy`: `errors` (fail closed), `refresh(policy)` before a turn."""
+    commands: CommandCatalog
+    """Custom slash commands (`.claude/commands/`), found the first time they are asked for."""
+    agents: AgentCatalog
+    """The agent types the Agent tool offers."""
+    hooks: Hooks | None = None
+    """Every hook of the session (the settings files' commands, a driving program's); None: there are none."""
 
     def new_conversation(self) -> None:
         """`/clear`: forget the conversation and go on in a new session with its own transcript (the old one
-        stays resumable); loaded skills are forgotten too."""
+        stays resumable); loaded skills and the task list are forgotten too."""
         self.recorder.close()
         self.session.clear()
-        _reset_skills(self.session)
+        reset_tools(self.session)
         self.session.session_id = new_uuid()
         recording.start_new(self.session, self.recorder, self.provider)
 
@@ -134,8 +159,10 @@ class Assembled(msgspec.Struct, dict=False):
             lock = None  # no lock file can be made there: reopening fails the same way and says so
         self.recorder.close()
         self.session.clear()
-        _reset_skills(self.session)
-        return recording.resume(self.session, self.recorder, path, lock)
+        reset_tools(self.session)
+        warnings = recording.resume(self.session, self.recorder, path, lock)
+        restore_tools(self.session)
+        return warnings
 
 
 def build_session(
@@ -158,6 +185,14 @@ def build_session(
     passed, env_warnings = load_pass_credentials(cwd)
     warnings += env_warnings
     context.shell.withheld = credential_variables(cwd, os.environ) - passed  # what Bash commands do not get
+    hooks = session_hooks(
+        cwd,
+        hooks,
+        sources=options.permissions.setting_sources,
+        flag_settings=options.permissions.settings,
+        shell=context.shell,
+        warnings=warnings,
+    )
     knowledge = Knowledge(
         cwd,
         os.environ,
@@ -167,22 +202,22 @@ def build_session(
     )
     tools = _tool_table(options, warnings)
     _attach_sandbox(options, cwd, tools, policy, warnings)
-    reinject = None
-    if knowledge.skills and (options.builtin_tools is None or "Skill" in options.builtin_tools):
+    if _offered("WebSearch", options):  # only with a search backend configured
+        from .tools.web_search import configured_search_tool
+
+        search, search_warnings = configured_search_tool(cwd, os.environ)
+        warnings += search_warnings
+        if search is not None and tools.get(search.name) is None:
+            tools.add(search)
+    if knowledge.skills and _offered("Skill", options):
         from .tools.skill import SkillTool
 
-        skill_tool = SkillTool(knowledge.skills)
-        tools.add(skill_tool)
-
-        def reinject() -> list[Message]:
-            # Project context and memory live in the system prompt, which a summary never touches; the bodies of
-            # skills loaded so far were in the history, so they come back after one.
-            blocks = skill_tool.reload_blocks()
-            return [Message("user", tuple(blocks), meta=True)] if blocks else []
-
+        tools.add(SkillTool(knowledge.skills))
     retry = RetryPolicy(max_attempts=config.max_retries + 1)
     deps = msgspec.structs.replace(production_deps(provider, retry, policy), hooks=hooks)
-    compaction = Compaction(deps.call_model, model=provider.model, reinject=reinject)
+    compaction = Compaction(deps.call_model, model=provider.model, reinject=reinjected(tools))
+    if hooks is not None:
+        wire(hooks, compaction, policy)
     session = Session(
         deps=deps,
         compaction=compaction,
@@ -194,6 +229,13 @@ def build_session(
         refresh_system_prompt=knowledge.refreshed_prompt,
         session_id=options.session_id or "",
     )
+    if page_model := os.environ.get("RAM_WEBFETCH_MODEL", "").strip():  # it answers WebFetch's prompt (web/answer.py)
+        from .tools.web_fetch import attach_page_reader
+
+        def count(usage: Usage) -> None:
+            session.totals.usage += usage
+
+        attach_page_reader(tools, config, page_model, count)
     warnings += knowledge.warnings
     recorder = TranscriptRecorder(warnings)
     if options.resume is not None and options.fork:
@@ -202,10 +244,49 @@ def build_session(
         warnings += recording.resume(session, recorder, options.resume)
     elif options.save:
         recording.start_new(session, recorder, provider)
+    restore_tools(session)
     session.on_message = recorder.append
     session.on_rewrite = recorder.rewrite
+    if os.environ.get("RAM_CHECKPOINTS", "1") != "0":  # what Write, Edit and Bash change is kept for /rewind
+        context.changes = checkpoints_for(session, recorder)
+    agents = AgentCatalog(cwd, os.environ)
+    if _offered("Agent", options):
+
+        def transcript_file() -> Path | None:
+            return recorder.transcript.path if recorder.transcript is not None else None
+
+        add_agent_tool(
+            session,
+            agents,
+            deps=deps,
+            policy=policy,
+            provider=provider,
+            config=config,
+            retry=retry,
+            knowledge=knowledge,
+            hooks=hooks,
+            transcript=transcript_file,
+        )
     mcp = McpAttachment(cwd, os.environ, warnings, extra=options.mcp_servers, strict=options.strict_mcp)
-    return Assembled(session, provider, policy, warnings, knowledge, recorder, mcp, permission_settings)
+    commands = CommandCatalog(cwd, os.environ)
+    return Assembled(
+        session, provider, policy, warnings, knowledge, recorder, mcp, permission_settings, commands, agents, hooks
+    )
+
+
+def checkpoints_for(session: Session, recorder: TranscriptRecorder) -> Checkpoints:
+    """The session's checkpoints, in a store beside whichever transcript it is writing (`checkpoints/`)."""
+    from .checkpoints.tracker import Checkpoints, StoreLocator
+
+    def transcript_path() -> Path | None:
+        return recorder.transcript.path if recorder.transcript is not None else None
+
+    return Checkpoints(lambda: session.messages, StoreLocator(transcript_path, lambda: session.session_id))
+
+
+def _offered(name: str, options: SessionOptions) -> bool:
+    """Is the built-in tool `name` offered (`--tools` names the built-in tools to keep)?"""
+    return options.builtin_tools is None or name in options.builtin_tools
 
 
 def _tool_table(options: SessionOptions, warnings: list[str]) -> ToolRegistry:
@@ -239,11 +320,3 @@ def _attach_sandbox(
     if isinstance(bash, BashTool):
         bash.sandbox = Sandbox(config, cwd, lambda: policy.rules)
         policy.sandboxed = bash.sandbox.confines_commands
-
-
-def _reset_skills(session: Session) -> None:
-    from .tools.skill import SkillTool
-
-    tool = session.tools.get("Skill")
-    if isinstance(tool, SkillTool):
-        tool.reset()

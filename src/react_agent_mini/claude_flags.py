@@ -89,13 +89,13 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
     sdk.add_argument(
         "--setting-sources",
         metavar="LIST",
-        help="which settings files give permission rules: user (~/.config/react-agent-mini/settings.json), "
+        help="which settings files give permission rules and hooks: user (~/.config/react-agent-mini/settings.json), "
         "project (.claude/settings.json, .agents/settings.json), local (.claude/settings.local.json); default all",
     )
     sdk.add_argument(
         "--settings",
         metavar="JSON|PATH",
-        help="one more settings object or file; only its `permissions` apply (other keys are named and ignored)",
+        help="one more settings object or file; its `permissions` and `hooks` apply (other keys are named and ignored)",
     )
     sdk.add_argument("--session-id", metavar="UUID", help="the new session's id (a UUID not used yet)")
     sdk.add_argument("--fork-session", action="store_true", help="with --resume/--continue: continue as a new session")

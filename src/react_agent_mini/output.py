@@ -26,6 +26,7 @@ from .events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolResults,
     ToolStarted,
 )
@@ -57,6 +58,8 @@ _EXIT_CODES = {
 
 
 def exit_code(terminal: Terminal) -> int:
+    if terminal.reason == "aborted" and terminal.error:  # refused rather than interrupted (a UserPromptSubmit hook)
+        return EXIT_ERROR
     return _EXIT_CODES[terminal.reason]
 
 
@@ -209,6 +212,14 @@ class TextRenderer:
             self._denied(event)
         elif isinstance(event, ToolFinished) and event.result.is_error:
             self.err.write(self._show_err(f"[tool] {event.tool_use.name} error — {short(event.result.content, 100)}\n"))
+        elif isinstance(event, ToolProgress):  # a subagent's calls, indented under its Agent line
+            inner = event.event
+            if isinstance(inner, ToolStarted):
+                self.err.write(self._show_err("  " + tool_status(inner.tool_use, self.describe(inner.tool_use))) + "\n")
+            elif isinstance(inner, ToolFinished) and inner.result.is_error:
+                self.err.write(
+                    self._show_err(f"  [tool] {inner.tool_use.name} error — {short(inner.result.content, 100)}\n")
+                )
         elif isinstance(event, Notice):
             self._close_line()
             self.err.write(self._show_err(f"[note] {event.text}\n"))
@@ -259,7 +270,7 @@ class TextRenderer:
         elif terminal.reason == "max_turns":
             self.err.write(f"stopped: reached the limit of {terminal.turns} model calls (--max-turns)\n")
         elif terminal.reason == "aborted":
-            self.err.write("interrupted\n")
+            self.err.write(self._show_err(f"stopped: {terminal.error}\n") if terminal.error else "interrupted\n")
         if summary.denial_fixes:
             self.err.write(self._show_err(denials_line(summary.denial_fixes)) + "\n")
         self.err.flush()

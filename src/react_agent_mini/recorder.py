@@ -129,6 +129,17 @@ class TranscriptRecorder:
         except OSError as exc:
             self._stop(exc)
 
+    def rewound(self, keep: int, next_id: str) -> None:
+        """The conversation was rewound: record that the history now ends after its first `keep` messages."""
+        if self.transcript is None:
+            self._open_now()
+        if self.transcript is None:
+            return
+        try:
+            self.transcript.rewound(keep, next_id)
+        except OSError as exc:
+            self._stop(exc)
+
     def rewrite(self, messages: Sequence[Message]) -> None:
         """A summary replaced the history: record the boundary and the new history."""
         if self.transcript is None:

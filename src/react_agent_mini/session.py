@@ -16,7 +16,7 @@ import msgspec
 from .abort import Aborted, AbortSignal
 from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
-from .events import AssistantTurn, Compacted, Followup, Notice, QueryEvent, Terminal, ToolResults
+from .events import AssistantTurn, Compacted, Followup, Notice, QueryEvent, Terminal, ToolProgress, ToolResults
 from .ids import new_uuid
 from .loop import QueryDeps, QueryParams, query
 from .messages import Message, Usage, user_text
@@ -35,9 +35,9 @@ class SessionTotals(msgspec.Struct):
     """Running totals over the session."""
 
     usage: Usage = msgspec.field(default_factory=Usage)
-    """Summed token usage of every model call, the summary calls of compaction included."""
+    """Summed token usage of every model call, the summary calls of compaction and subagents' calls included."""
     model_calls: int = 0
-    """Model calls made, the summary calls included."""
+    """Model calls made, the summary calls and subagents' calls included."""
     last_usage: Usage | None = None
     """Usage of the most recent model call (its input size is the context in use)."""
 
@@ -123,6 +123,9 @@ class Session:
                             self._append(event.message)
                         elif isinstance(event, Compacted):
                             self._rewrite(event.messages)
+                        elif isinstance(event, ToolProgress) and isinstance(event.event, AssistantTurn):
+                            self.totals.usage += event.event.usage  # a subagent's call costs as ours do
+                            self.totals.model_calls += 1
                         if isinstance(event, Terminal):
                             terminal = event
                             break
@@ -194,7 +197,8 @@ class Session:
                 self.compact = msgspec.structs.replace(self.compact, threshold_chars=fitting)
                 tightened = True
         try:
-            result = await signal.race(self.compaction.now(self.messages, self.system_prompt, self.tools.specs()))
+            summary = self.compaction.now(self.messages, self.system_prompt, self.tools.specs(), trigger="auto")
+            result = await signal.race(summary)
         except Aborted:
             return None
         if isinstance(result, Compacted):

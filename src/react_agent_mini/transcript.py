@@ -6,7 +6,10 @@ one JSON object per line:
 - `{"type": "meta", ...}` first: session id, cwd, model, provider, version, start time;
 - `{"type": "message", "message": {...}, "ts": ...}` for every message, as it is appended to the history;
 - `{"type": "compact", "messages": [...], "ts": ...}` when a summary rewrote the history: it replaces everything
-  before it.
+  before it;
+- `{"type": "rewind", "keep": N, "next": "<id>", "ts": ...}` when the conversation was rewound (`ram rewind`,
+  `/rewind`): the history is cut before the message whose id is `next` (its first N messages). The file stays
+  append-only: what was cut is still in it, before the record.
 Each record is one write of one line. One process at a time appends to a session: it holds the session's lock
 (`session_lock.py`), taken before the transcript is read for resuming or created. A write the disk refused half-way
 (ENOSPC, EFBIG) is taken back off, and a last line cut some other way (the process died mid-write) is removed
@@ -133,6 +136,10 @@ class Transcript:
     def append(self, message: Message) -> None:
         self._write({"type": "message", "message": message_to_dict(message), "ts": time.time()})
 
+    def rewound(self, keep: int, next_id: str) -> None:
+        """Record that the history was cut to its first `keep` messages (`next_id`: the first one dropped)."""
+        self._write({"type": "rewind", "keep": keep, "next": next_id, "ts": time.time()})
+
     def compacted(self, messages: Sequence[Message]) -> None:
         """Record that the history was rewritten (an LLM summary): it replaces everything before."""
         self._write({"type": "compact", "messages": [message_to_dict(m) for m in messages], "ts": time.time()})
@@ -235,12 +242,28 @@ def load(path: Path) -> LoadedSession:
                     messages.append(message_from_dict(record["message"]))
                 elif kind == "compact":
                     messages = [message_from_dict(m) for m in record["messages"]]
+                elif kind == "rewind":
+                    messages = _rewound(messages, record)
             except (ValueError, KeyError, TypeError, AttributeError):
                 skipped += 1
     history, in_place, dangling = answer_in_place(messages)
     repaired = [_interrupted(dangling)] if dangling else []
     session_id = str(meta.get("session_id") or path.stem)
     return LoadedSession(session_id, [*history, *repaired], meta, repaired, skipped, in_place)
+
+
+def _rewound(messages: list[Message], record: Mapping[str, Any]) -> list[Message]:
+    """The history cut as a rewind record says: before the message `next` names (its position, `keep`, is only
+    the fallback for a message without an id). ValueError when the record does not fit this history."""
+    keep, next_id = record["keep"], record.get("next") or ""
+    if next_id:
+        at = [i for i, m in enumerate(messages) if m.id == next_id]
+        if not at:
+            raise ValueError("rewind record names a message that is not in the history")
+        return messages[: at[-1]]
+    if not isinstance(keep, int) or not 0 <= keep <= len(messages):
+        raise ValueError("rewind record out of range")
+    return messages[:keep]
 
 
 def repair(messages: Sequence[Message]) -> list[Message]:

@@ -2,6 +2,7 @@
 with one does.
 
 - `/compact [focus]` summarises the conversation now (your own messages are kept word for word).
+- `/<name> [args]` runs a custom command (`.claude/commands/`, see `custom_commands`).
 - `/<skill-id> [args]` loads a skill and sends the arguments.
 - `/<server>:<prompt> [args]` sends an MCP server's prompt.
 
@@ -15,7 +16,7 @@ import msgspec
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
 
 from ..events import Compacted
-from ..host import SessionHost
+from ..host import SessionHost, TurnScope
 from ..messages import Message
 
 
@@ -24,6 +25,8 @@ class Send(msgspec.Struct, frozen=True):
 
     text: str
     context: tuple[Message, ...] = ()
+    scope: TurnScope | None = None
+    """A custom command's allowed tools and model, for its turn."""
 
 
 class Done(msgspec.Struct, frozen=True):
@@ -38,6 +41,9 @@ def available(host: SessionHost) -> list[AvailableCommand]:
     offered = [
         _command("compact", "Summarise the conversation now (your own messages are kept word for word)", "focus")
     ]
+    offered += [
+        _command(c.name, c.description or "custom command", c.argument_hint) for c in host.built.commands.commands
+    ]
     offered += [_command(s.id, s.description or "skill", "arguments") for s in host.built.knowledge.skills]
     manager = host.built.mcp.manager
     if manager is not None:
@@ -49,6 +55,7 @@ def available(host: SessionHost) -> list[AvailableCommand]:
 
 async def run(host: SessionHost, text: str) -> Send | Done:
     """What the prompt `text` (starting with `/`) does."""
+    from ..custom_commands.invoke import Failed, invoke, lookup
     from ..tools.skill import SkillTool
 
     name, _, args = text[1:].partition(" ")
@@ -59,6 +66,12 @@ async def run(host: SessionHost, text: str) -> Send | Done:
         except Exception as exc:  # a failed summary is this command's error, not the session's
             return Done(f"Compaction failed: {type(exc).__name__}: {exc}")
         return Done(outcome.notice, outcome) if isinstance(outcome, Compacted) else Done(outcome)
+    custom = lookup(host.built, text)
+    if custom is not None:
+        invoked = await invoke(host.built, *custom)
+        if isinstance(invoked, Failed):
+            return Done(invoked.message)
+        return Send(invoked.text, invoked.attached, invoked.scope)
     skills = host.session.tools.get("Skill")
     if isinstance(skills, SkillTool) and skills.find(name) is not None:
         output = skills.load(name, args or None)

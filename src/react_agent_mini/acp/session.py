@@ -27,7 +27,7 @@ from acp.schema import AvailableCommand, ClientCapabilities, PromptResponse
 from ..app import SessionOptions, default_tools
 from ..config import ProviderConfig
 from ..events import Terminal
-from ..host import Remark, SessionHost, Waiting
+from ..host import Remark, SessionHost, TurnScope, Waiting
 from ..mcp.attachment import MCP_FIRST_CALL_WAIT
 from ..messages import Message
 from ..permissions.configured import PermissionOptions
@@ -103,7 +103,7 @@ class AcpSession:
             permissions=PermissionOptions(setup.mode),
             resume=resume,
             session_id=None if resume is not None else session_id,
-            builtin_tools=[name for name in [*default_tools().names(), "Skill"] if name not in gone],
+            builtin_tools=[name for name in [*default_tools().names(), "Skill", "Agent"] if name not in gone],
             extra_tools=replaced,
             mcp_servers=servers or None,
         )
@@ -179,16 +179,18 @@ class AcpSession:
             if isinstance(outcome, commands.Done):
                 await self.send(update_agent_message_text(outcome.text))
                 return PromptResponse(stop_reason="cancelled" if self.cancelled else "end_turn")
-            text, context = outcome.text, [*context, *outcome.context]
+            text, context, scope = outcome.text, [*context, *outcome.context], outcome.scope
+        else:
+            scope = None
         if not text.strip() and not context:
             raise errors.invalid_params("the prompt is empty")
-        return await self._run(text, context)
+        return await self._run(text, context, scope)
 
-    async def _run(self, text: str, context: list[Message]) -> PromptResponse:
+    async def _run(self, text: str, context: list[Message], scope: TurnScope | None = None) -> PromptResponse:
         updates = TurnUpdates(self.root, disk_text, self.link.terminals)
         terminal = Terminal("error", 0, "the turn ended without a result")
         try:
-            async for event in self.host.turn(text, inject=context):
+            async for event in self.host.turn(text, inject=context, scope=scope):
                 if isinstance(event, Remark):
                     self.link.complain(event.text)
                     continue

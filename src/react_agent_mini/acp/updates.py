@@ -7,6 +7,10 @@
 - A call that is reached becomes `tool_call_update` `in_progress`. Its result becomes `completed` or `failed`. The
   content is the diff for an Edit or Write that succeeded, the client's terminal for Bash run there, and otherwise
   the result text (cut to `RESULT_CHARS`; output in a code block).
+- A TodoWrite call that succeeded becomes a `plan` update: its items, with their status (and priority, when the
+  model gave one; else medium).
+- A subagent's tool calls (an Agent call's `ToolProgress`) get cards of their own, as the main agent's do; its
+  text stays out of the answer (the main agent reports what matters).
 - Notices and compaction become a paragraph of the answer.
 - At the end, any call that was announced but never answered becomes `failed`, so no card keeps spinning.
 
@@ -20,11 +24,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TypeAlias
 
-from acp.helpers import start_tool_call, text_block, tool_content, update_tool_call
+from acp.helpers import plan_entry, start_tool_call, text_block, tool_content, update_plan, update_tool_call
 from acp.helpers import update_agent_message_text as message_chunk
 from acp.helpers import update_agent_thought_text as thought_chunk
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     ContentToolCallContent,
     FileEditToolCallContent,
@@ -43,6 +48,7 @@ from ..events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
 )
 from ..events import (
@@ -52,7 +58,7 @@ from ..host import HostEvent
 from ..messages import ThinkingBlock, ToolResultBlock, ToolUseBlock
 from .cards import Card, OldText, card
 
-Update: TypeAlias = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress
+Update: TypeAlias = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
 ToolContent: TypeAlias = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
 RESULT_CHARS = 20_000
@@ -95,7 +101,12 @@ class TurnUpdates:
                 return []
             return [update_tool_call(event.tool_use.id, status="in_progress")]
         if isinstance(event, ToolFinished):
-            return self.finish(event.tool_use, event.result)
+            out = self.finish(event.tool_use, event.result)
+            if event.tool_use.name == "TodoWrite" and not event.result.is_error:
+                out += plan(event.tool_use.input)
+            return out
+        if isinstance(event, ToolProgress):
+            return self._inner(event.event)
         if isinstance(event, Notice):
             return [message_chunk(f"\n\n> {event.text}\n\n")]
         if isinstance(event, Compacted):
@@ -118,6 +129,14 @@ class TurnUpdates:
         out += [self.announce(use) for use in event.message.tool_uses]
         return out
 
+    def _inner(self, event: HostEvent) -> list[Update]:
+        """A subagent's event: cards for its tool calls, nothing else."""
+        if isinstance(event, AssistantTurn):
+            return [self.announce(use) for use in event.message.tool_uses]
+        if isinstance(event, ToolStarted | ToolFinished):
+            return self.feed(event)
+        return []
+
     def announce(self, use: ToolUseBlock) -> ToolCallStart:
         """The `tool_call` for `use` (pending)."""
         shown = card(use.name, use.input, self.root, self.old_text)
@@ -139,6 +158,16 @@ class TurnUpdates:
             return []
         del self.open[use.id]
         return [finished_update(use.name, result, self.cards.get(use.id), self.terminals.get(use.id))]
+
+
+def plan(raw: Mapping[str, object]) -> list[Update]:
+    """The `plan` update for a TodoWrite input (none when it does not parse)."""
+    from ..tools.todo import parse_todos
+
+    todos = parse_todos(raw)
+    if todos is None:
+        return []
+    return [update_plan([plan_entry(t.content, priority=t.priority or "medium", status=t.status) for t in todos])]
 
 
 def finished_update(name: str, result: ToolResultBlock, shown: Card | None, terminal: str | None) -> ToolCallProgress:

@@ -95,6 +95,7 @@ class _Run:
             sandbox=settings.sandbox,
         )
         host = self.host = SessionHost.build(config, options)
+        host.session.context.changes = None  # a throwaway clone: no checkpoints (no git snapshot per command)
         self.model = host.model
         self.transcript_path = transcript.sessions_dir(workspace.path) / f"{host.session_id}.jsonl"
         for warning in host.warnings:

@@ -1,4 +1,4 @@
-"""Stage ① of the outbound pipeline: no single tool_result may exceed `max_tool_result_chars`.
+"""Stage ① of the v4 pipeline: no single tool_result may exceed `max_tool_result_chars`.
 
 Runs before every model call, whatever the total: one huge Read must not wait for the history to overflow.
 How a result is cut depends on the tool that produced it (named by the matching tool_use in the history):
@@ -7,7 +7,7 @@ How a result is cut depends on the tool that produced it (named by the matching 
   Bash itself already left out), all within the cap: a test run's summary, the error at the end and the exit
   status are at the end of a command's output. 40% of the room goes to the head, 60% to the tail, each cut at
   a line boundary when one is near.
-- Everything else keeps its first `max_tool_result_chars` characters (UTF-16 units, as the seed counts them)
+- Everything else keeps its first `max_tool_result_chars` characters (UTF-16 units, as the v4 pipeline counts them)
   and gets a note saying it was cut and how to get the rest — for a Read, the offset to continue from, taken
   from the line numbers Read puts in front of each line. Read, Grep and Glob page from the start (offset,
   head_limit), so their head is what the next call continues; an MCP tool's output has no known shape (often
@@ -16,6 +16,9 @@ How a result is cut depends on the tool that produced it (named by the matching 
 Either way running the stage again changes nothing (a head+tail result fits the cap; a head-only note
 depends only on the kept text and the call), and a result's cut is computed once: the same result block gives
 the same cut block on every call, so the outbound copy stays the same objects from call to call.
+
+Profile v2's stage ① (shape.py) builds on these cuts and runs in the same frame, `rewrite_each_result`;
+pipeline.py picks the profile.
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ from collections.abc import Sequence
 
 import msgspec
 
+from ..memo import IdentityMemo, PrefixMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..trace import enabled, trace
-from .common import call_for, path_hint, rewrite_results, same_messages
+from .common import Rewrite, call_for, path_hint, rewrite_results, same_messages
 from .estimate import utf16_len, utf16_prefix, utf16_suffix
-from .memo import IdentityMemo, PrefixMemo
 from .options import CompactOptions
 
 TRUNCATION_NOTE = "\n…[tool_result truncated by compaction"
@@ -184,32 +187,23 @@ _cuts: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
 _budgeted: PrefixMemo[Message, Message] = PrefixMemo()
 
 
-def apply_tool_result_budget(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """① Cut every tool_result longer than `options.max_tool_result_chars` (seed), or shape every result over
-    `options.fresh_tokens` for its tool (v2, shape.py); the same list when none is."""
-    if not options.enabled:
-        return messages
-    if options.is_seed:
-        limit = options.max_tool_result_chars
+def cut_results(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+    """① of the v4 pipeline: cut every tool_result longer than `options.max_tool_result_chars`; the same list
+    when none is (pipeline.py runs it for that profile)."""
+    limit = options.max_tool_result_chars
 
-        def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
-            if len(block.content) <= limit // 2:  # cannot be over: a character is at most 2 UTF-16 units
-                return None
-            return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
+    def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+        if len(block.content) <= limit // 2:  # cannot be over: a character is at most 2 UTF-16 units
+            return None
+        return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
 
-        strategy: str = "truncate"
-        key: object = limit
-    else:
-        from .shape import fresh_cut  # v2 (shape.py builds on this module)
+    return rewrite_each_result(messages, cut, "truncate", limit)
 
-        cap = options.fresh_tokens
 
-        def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
-            if len(block.content) <= cap // 3:  # cannot be over: no character is estimated above 3 tokens
-                return None
-            return fresh_cut(block, cap, call_for(messages, index, block.tool_use_id))
-
-        strategy, key = "shape", ("v2", cap)  # a key of its own: v2's cuts are not the seed's
+def rewrite_each_result(messages: Sequence[Message], cut: Rewrite, strategy: str, key: object) -> Sequence[Message]:
+    """Stage ① for either profile: `messages` with every tool_result `cut` replaces; the same list when it
+    replaces none. `key` stands for everything `cut` depends on besides the history (a profile's own key keeps
+    its cuts apart from the other's); `strategy` names the cut in the trace line."""
 
     def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
         return rewrite_results(items[index], index, cut)[0]

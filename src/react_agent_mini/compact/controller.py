@@ -9,12 +9,12 @@ the loop's question before every model call ("should a summary rewrite the histo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Literal
 
 import msgspec
 
 from ..events import Compacted
-from ..loop import CallModel
 from ..messages import Message, Usage
 from ..providers.base import ToolSpec
 from ..trace import trace
@@ -22,16 +22,20 @@ from .autocompact import (
     AutoCompactConfig,
     AutoCompactResult,
     AutoCompactState,
+    CallModel,
+    check_autocompact,
     compact_now,
     maybe_autocompact,
     model_summarizer,
 )
-from .budget import apply_tool_result_budget
 from .meter import ContextMeter, ContextReading, base_tokens
-from .pipeline import CompactOptions
+from .pipeline import CompactOptions, apply_tool_result_budget
 from .tokens import context_window
 
 ReinjectSource = Callable[[], Sequence[Message]]
+Trigger = Literal["manual", "auto"]
+PreCompact = Callable[[Trigger, str], Awaitable[list[str]]]
+"""Runs the PreCompact hooks before a summary (its trigger and the user's focus); the lines they have for the user."""
 
 
 class Compaction:
@@ -57,6 +61,8 @@ class Compaction:
         """Project context and loaded skills, re-injected after a summary."""
         self.on_usage: Callable[[Usage], None] | None = None
         """Told the usage of every summary call (the session adds it to its totals)."""
+        self.pre_compact: PreCompact | None = None
+        """Awaited right before a summary is made (the session's PreCompact hooks)."""
         self._summarize = model_summarizer(call_model, on_usage=self._summary_usage)
         self._base_key: tuple[str, int] = ("", -1)
         self._base = 0
@@ -102,6 +108,9 @@ class Compaction:
         """An automatic summary, when the context passed the trigger; None otherwise (or when it failed)."""
         base = self.base(system, tools)
         used = self.meter.read(self._sent(history), self.window, base_tokens=base).tokens
+        said: list[str] = []
+        if self.pre_compact is not None and check_autocompact(used, self.auto, self.state) is None:
+            said = await self.pre_compact("auto", "")
         result = await maybe_autocompact(
             history,
             used,
@@ -111,12 +120,19 @@ class Compaction:
             context=self.reinject,
             base_tokens=base,
         )
-        return self._outcome(result)
+        return self._outcome(result, said)
 
     async def now(
-        self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec], focus: str = ""
+        self,
+        history: Sequence[Message],
+        system: str,
+        tools: Sequence[ToolSpec],
+        focus: str = "",
+        trigger: Trigger = "manual",
     ) -> Compacted | str:
-        """`/compact [focus]`: a summary now, or one line saying why there was none."""
+        """`/compact [focus]` (or, `trigger` auto, a refusal's recovery): a summary now, or one line saying why
+        there was none."""
+        said = await self.pre_compact(trigger, focus) if self.pre_compact is not None else []
         base = self.base(system, tools)
         result = await compact_now(
             history,
@@ -128,14 +144,14 @@ class Compaction:
             used_tokens=self.meter.read(self._sent(history), self.window, base_tokens=base).tokens,
             base_tokens=base,
         )
-        compacted = self._outcome(result)
+        compacted = self._outcome(result, said)
         if compacted is not None:
             return compacted
         if result.outcome == "nothing_to_compact":
-            return "Nothing to compact yet: the conversation is all recent."
-        return f"Compaction failed: {result.error or result.outcome}. The conversation is unchanged."
+            return " ".join([*said, "Nothing to compact yet: the conversation is all recent."])
+        return " ".join([*said, f"Compaction failed: {result.error or result.outcome}. The conversation is unchanged."])
 
-    def _outcome(self, result: AutoCompactResult) -> Compacted | None:
+    def _outcome(self, result: AutoCompactResult, said: Sequence[str] = ()) -> Compacted | None:
         if not result.compacted or result.messages is None:
             if result.outcome == "failed":
                 trace("compact.fallback", reason="summary_failed", failures=self.state.consecutive_failures)
@@ -147,4 +163,4 @@ class Compaction:
             f"Compacted the conversation: ~{before}% → ~{after}% of the context window "
             f"({result.kept_user_messages} of your messages kept word for word)."
         )
-        return Compacted(tuple(result.messages), notice)
+        return Compacted(tuple(result.messages), " ".join([*said, notice]))

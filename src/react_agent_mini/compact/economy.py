@@ -1,7 +1,7 @@
 """Profile v2's stages ② and ③: make room rarely, deeply, oldest first, and never lose what the user wrote.
 
 Why: a provider bills a repeated request prefix at a tenth of the price, so a stage that changes the request on
-every call (the seed's ③ keeps "the last 40 messages", its ② clears one more result per call) makes every call
+every call (the v4 pipeline's ③ keeps "the last 40 messages", its ② clears one more result per call) makes every call
 a cache write. Here, as in lowwater.py, each decision is *replayed* over the points where the model was called
 (after a user message an assistant message follows, and at the end), so the stages stay pure functions of the
 history: at a point where the request being sent passes `threshold_tokens`, room is made down to the low-water
@@ -9,8 +9,8 @@ mark (`low_water_percent` of the threshold) and then nothing moves until the thr
 two such points consecutive requests share their whole prefix.
 
 How room is made, least painful first, never touching the newest `micro_keep_recent` results:
-1. demote: older results fall from their fresh size (shape.py) to the seed's `max_tool_result_chars` cut;
-2. clear: older regenerable results become the seed's placeholder
+1. demote: older results fall from their fresh size (shape.py) to the v4 pipeline's `max_tool_result_chars` cut;
+2. clear: older regenerable results become the v4 pipeline's placeholder
    `[Old tool result content cleared] tool=<Name> <path>`;
 3. drop: old turns go — the assistant's messages and the tool traffic — but every user text message in them
    (what the user typed, and injected context such as a summary) stays, word for word and in order, after one
@@ -23,9 +23,9 @@ Sizes are estimated tokens (tokens.py: right for code, English and Chinese). The
 to call (the history only grows), so a call costs work for the messages added since, not for the session.
 
 Measured with benchmarks/context_economy_reactive.py (150 turns, a model that reads on until it has what it
-needs, 128k window): against the seed's pipeline, 0.45× the model calls and 0.47× the cost, prefix-cache share
-87% (the seed's 46%; 88% is the most any strategy that only appends could get with these whole results), peak
-41% of the window, every user message in every request, every needed span seen whole (the seed: 221 of 248).
+needs, 128k window): against the v4 pipeline, 0.45× the model calls and 0.47× the cost, prefix-cache share
+87% (the v4 pipeline's 46%; 88% is the most any strategy that only appends could get with these whole results), peak
+41% of the window, every user message in every request, every needed span seen whole (v4: 221 of 248).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from collections.abc import Callable, Sequence
 from itertools import chain
 from operator import is_not
 
+from ..memo import PrefixMemo, count_work, shared_prefix
 from ..messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from ..trace import enabled, trace
 from .common import call_for, rewrite_results
-from .memo import PrefixMemo, count_work, shared_prefix
 from .micro import clearable, cleared
 from .options import CompactOptions
 from .shape import demoted

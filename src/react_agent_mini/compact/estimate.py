@@ -1,9 +1,9 @@
-"""The seed's size measure for the outbound pipeline: characters, counted the way JavaScript counts them.
+"""The v4 pipeline's size measure: characters, counted the way JavaScript counts them.
 
-`estimate_outbound_chars` is the seed's `estimateOutboundChars` exactly: text length + tool_result content
+`estimate_outbound_chars` is upstream's `estimateOutboundChars` exactly: text length + tool_result content
 length + tool_use name length + the length of `JSON.stringify(input)`, all in UTF-16 code units (JS
 `String.length`), so a character outside the Basic Multilingual Plane (most emoji) counts 2 and the thresholds
-mean what they mean upstream. Thinking blocks are not counted, as in the seed (it had none).
+mean what they mean upstream. Thinking blocks are not counted, as upstream (it had none).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
+from ..memo import IdentityMemo, PrefixMemo
 from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from .memo import IdentityMemo, PrefixMemo
 
 
 def utf16_len(text: str) -> int:
@@ -102,7 +102,7 @@ _MAYBE_FLOAT = re.compile(rb"[:,\[]-?\d+[.eE]")  # a number token with a fractio
 
 
 def json_chars(value: Any) -> int:
-    """`JSON.stringify(value).length`; 0 when it cannot be serialised (the seed's `catch`)."""
+    """`JSON.stringify(value).length`; 0 when it cannot be serialised (upstream's `catch`)."""
     try:
         # msgspec writes what JSON.stringify writes (compact, non-ASCII kept, the same escapes) but floats.
         data = msgspec.json.encode(value)
@@ -114,7 +114,7 @@ def json_chars(value: Any) -> int:
 
 
 IMAGE_CHARS = 6400
-"""An image counted as the characters of its ~1,600 tokens (see `tokens.IMAGE_TOKENS`); the seed had no images."""
+"""An image counted as the characters of its ~1,600 tokens (see `tokens.IMAGE_TOKENS`); upstream had no images."""
 
 
 def block_chars(block: ContentBlock) -> int:
@@ -141,7 +141,7 @@ _chars_memo: IdentityMemo[int] = IdentityMemo()
 
 
 def estimate_outbound_chars(messages: Iterable[Message]) -> int:
-    """The seed's estimate of what a request carries, in UTF-16 code units. For a sequence, the running total
+    """The v4 pipeline's estimate of what a request carries, in UTF-16 code units. For a sequence, the running total
     of the part an earlier call shares with it is reused: only messages added since cost anything."""
     if not isinstance(messages, Sequence):
         return sum(message_chars(m) for m in messages)

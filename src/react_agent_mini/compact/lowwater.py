@@ -1,8 +1,8 @@
 """The prompt-cache-friendly variant of stages ② and ③ (`low_water_percent`; off by default).
 
 Why: providers bill a repeated request prefix at about a tenth of the price. Once the history is over the
-threshold, the seed's ③ keeps "the last 40 messages", so its cut moves on every call and every call misses the
-cache; the seed's ② clears one more result on every call as results age out of the keep-recent window.
+threshold, the v4 pipeline's ③ keeps "the last 40 messages", so its cut moves on every call and every call misses the
+cache; its ② clears one more result on every call as results age out of the keep-recent window.
 
 How, without state: the stages are pure functions of the history, so each decision is *replayed* over the
 points where the model was called before (after every user message that an assistant message follows, and at
@@ -74,7 +74,7 @@ def low_water_plan(
     still over and longer than `max_messages`, ③ moves the start forward to the first user text message at or
     after the low-water mark (`low_water_percent` of `max_messages` and of `threshold_chars`), or to the last one
     there is when none is that far. Measuring only the kept part matters: measured on the whole history, ②
-    would clear one more result on every call once the history passed the threshold, as the seed's does.
+    would clear one more result on every call once the history passed the threshold, as the v4 pipeline's does.
     """
     sizes = [message_chars(m) for m in messages]  # becomes the size as sent, clears applied
     boundaries = [i for i, m in enumerate(messages) if m.is_user_text]

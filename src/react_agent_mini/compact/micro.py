@@ -1,11 +1,12 @@
-"""Stage ② of the outbound pipeline (microcompact): over the threshold, old regenerable tool output goes first.
+"""Stage ② of the v4 pipeline (microcompact): over the threshold, old regenerable tool output goes first.
 
 Only when the estimate is strictly above `threshold_chars`. Every tool_result except the newest
 `micro_keep_recent` is a candidate; a candidate longer than `micro_min_chars` whose call names a COMPACTABLE
 tool (Read, Write, Edit, Bash, Grep, Glob, any `mcp__*`) becomes the placeholder
 `[Old tool result content cleared] tool=<Name> <file_path or path>` — the model can call the tool again, and
-the hint says where. Other results (Echo, Skill, ...) stay: they cannot be regenerated. The loop injects this
-stage through `QueryDeps.microcompact`.
+the hint says where. Other results (Echo, Skill, ...) stay: they cannot be regenerated. The loop injects
+stage ② through `QueryDeps.microcompact` (pipeline.py's, which runs this for the v4 pipeline); profile v2's
+② (economy.py) builds on the placeholders here.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from operator import is_not
 
 import msgspec
 
+from ..memo import IdentityMemo, PrefixMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..trace import enabled, trace
 from .common import call_for, is_compactable, path_hint, replace_tool_results, rewrite_results, same_messages
 from .estimate import estimate_outbound_chars, utf16_len
 from .lowwater import Candidate, low_water_plan
-from .memo import IdentityMemo, PrefixMemo
 from .options import CompactOptions
 
 MICROCOMPACT_NOTE = "[Old tool result content cleared]"
@@ -79,15 +80,9 @@ def candidates(messages: Sequence[Message], min_chars: int) -> list[Candidate]:
     return out
 
 
-def microcompact_messages(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """② Replace old, large, compactable tool_results with a placeholder when over the threshold (seed); make
-    room the cache-friendly way, dropped turns included (v2, economy.py)."""
-    if not options.enabled:
-        return messages
-    if not options.is_seed:
-        from .economy import make_room  # economy.py builds on this module
-
-        return make_room(messages, options)
+def clear_old_results(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+    """② of the v4 pipeline: replace old, large, compactable tool_results with a placeholder when over the
+    threshold; the same list otherwise (pipeline.py runs it for that profile)."""
     estimated = estimate_outbound_chars(messages)
     if estimated <= options.threshold_chars:
         # Also right for low water: no earlier point of its replay can have been over the threshold either.

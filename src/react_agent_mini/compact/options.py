@@ -6,9 +6,10 @@ Two profiles (`COMPACT_PROFILE`):
   mark so the request prefix (and the provider's prompt cache) moves rarely, and every user message kept
   verbatim when old turns are dropped (economy.py). It measures estimated tokens (tokens.py), so Chinese text
   counts what it costs; its `threshold_chars` counts `CHARS_PER_TOKEN` characters per token.
-* `seed` — the seed's Compact 2.0 pipeline exactly: its constants, placeholder, trace lines and characters.
+* `seed` — the v4 pipeline exactly, as the seed describes it (the package docstring says what the seed is): its
+  constants, placeholder, trace lines and characters.
 
-Resolution (the seed's): an explicit option wins; otherwise the environment (`COMPACT=0` turns every stage off,
+Resolution (the v4 pipeline's): an explicit option wins; otherwise the environment (`COMPACT=0` turns every stage off,
 `COMPACT_THRESHOLD_CHARS` sets the threshold when it is all digits, `COMPACT_PROFILE` picks the profile);
 otherwise the profile's default. A knob left at `AUTO` (-1) takes its profile's default when the options are
 made; `window_tokens` sizes v2's defaults.
@@ -29,7 +30,7 @@ DEFAULT_PROFILE: Profile = "v2"
 AUTO = -1
 """A knob's value meaning "the profile's default" (resolved when the options are made)."""
 
-# The seed's constants (profile `seed`).
+# The v4 pipeline's constants (profile `seed`).
 DEFAULT_THRESHOLD_CHARS = 80_000
 DEFAULT_MAX_TOOL_RESULT_CHARS = 4000
 DEFAULT_MICRO_KEEP_RECENT = 4
@@ -55,46 +56,46 @@ CHARS_PER_TOKEN = 4
 
 class CompactOptions(msgspec.Struct, frozen=True):
     """Knobs of the pipeline; build from the environment with `from_env`. Knobs left at `AUTO` take the
-    profile's defaults (the seed's constants for `seed`)."""
+    profile's defaults (the v4 pipeline's constants for `seed`)."""
 
     profile: Profile = DEFAULT_PROFILE
-    """`v2` (default) or `seed` (the seed's pipeline exactly; `COMPACT_PROFILE`)."""
+    """`v2` (default) or `seed` (the v4 pipeline exactly; `COMPACT_PROFILE`)."""
     enabled: bool = True
     """False turns all three stages into identities (`COMPACT=0`)."""
     threshold_chars: int = AUTO
     """② and ③ act only when the estimate is strictly above this (`COMPACT_THRESHOLD_CHARS`). v2 measures
     tokens and reads this as `CHARS_PER_TOKEN` characters per token (`threshold_tokens`)."""
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
-    """seed: ① cuts any tool_result longer than this. v2: the cap older results fall to when it must act."""
+    """v4: ① cuts any tool_result longer than this. v2: the cap older results fall to when it must act."""
     micro_keep_recent: int = DEFAULT_MICRO_KEEP_RECENT
     """② keeps this many of the newest tool_results whole (v2: as far as they fit in half its low-water mark;
     the newest message's results always)."""
     micro_min_chars: int = DEFAULT_MICRO_MIN_CHARS
     """② replaces only results strictly longer than this."""
     max_messages: int = DEFAULT_MAX_MESSAGES
-    """seed: ③ keeps at most this many messages, and acts only when still over the threshold (v2: unused)."""
+    """v4: ③ keeps at most this many messages, and acts only when still over the threshold (v2: unused)."""
     low_water_percent: int = AUTO
-    """0 = the seed's behaviour (its default). Otherwise ② and ③, when they must act, cut down to this percent
+    """0 = the v4 pipeline's behaviour (its default). Otherwise ② and ③, when they must act, cut down to this percent
     of their limits and then hold still until the limit is passed again, so the request prefix (and the
     provider's prompt cache) survives many calls (`COMPACT_LOW_WATER_PERCENT`; v2's default: 40)."""
     window_tokens: int = DEFAULT_WINDOW_TOKENS
     """The model's context window in tokens; sizes v2's threshold and fresh-result cap."""
     fresh_result_tokens: int = AUTO
     """v2: ① sends a result whole up to this many (estimated) tokens and shapes a longer one per tool; never
-    more than its share of the threshold (`fresh_tokens`). Seed: unused."""
+    more than its share of the threshold (`fresh_tokens`). v4: unused."""
 
     def __post_init__(self) -> None:
-        seed = self.profile == "seed"
+        v4 = self.profile == "seed"
         if self.threshold_chars == AUTO:
             msgspec.structs.force_setattr(
                 self,
                 "threshold_chars",
-                DEFAULT_THRESHOLD_CHARS if seed else v2_threshold(self.window_tokens) * CHARS_PER_TOKEN,
+                DEFAULT_THRESHOLD_CHARS if v4 else v2_threshold(self.window_tokens) * CHARS_PER_TOKEN,
             )
         if self.low_water_percent == AUTO:
-            msgspec.structs.force_setattr(self, "low_water_percent", 0 if seed else V2_LOW_WATER_PERCENT)
+            msgspec.structs.force_setattr(self, "low_water_percent", 0 if v4 else V2_LOW_WATER_PERCENT)
         if self.fresh_result_tokens == AUTO:
-            fresh = 0 if seed else v2_fresh_tokens(self.window_tokens, self.threshold_chars // CHARS_PER_TOKEN)
+            fresh = 0 if v4 else v2_fresh_tokens(self.window_tokens, self.threshold_chars // CHARS_PER_TOKEN)
             msgspec.structs.force_setattr(self, "fresh_result_tokens", fresh)
 
     @classmethod
@@ -117,19 +118,19 @@ class CompactOptions(msgspec.Struct, frozen=True):
         return cls(**fields)
 
     @classmethod
-    def seed(cls, **overrides: Any) -> CompactOptions:
-        """The seed's pipeline, exactly (`COMPACT_PROFILE=seed`), with `overrides`."""
+    def v4(cls, **overrides: Any) -> CompactOptions:
+        """The v4 pipeline, exactly (`COMPACT_PROFILE=seed`), with `overrides`."""
         return cls(profile="seed", **overrides)
 
     @property
-    def is_seed(self) -> bool:
-        """Whether this is the seed's pipeline (`COMPACT_PROFILE=seed`)."""
+    def is_v4(self) -> bool:
+        """Whether this is the v4 pipeline (`COMPACT_PROFILE=seed`)."""
         return self.profile == "seed"
 
     @property
     def low_water(self) -> bool:
-        """Whether the seed profile's cache-friendly low-water option is on (v2 always cuts to a low water)."""
-        return self.is_seed and 0 < self.low_water_percent < 100
+        """Whether the v4 pipeline's cache-friendly low-water option is on (v2 always cuts to a low water)."""
+        return self.is_v4 and 0 < self.low_water_percent < 100
 
     @property
     def threshold_tokens(self) -> int:

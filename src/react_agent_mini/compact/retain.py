@@ -1,4 +1,4 @@
-"""Stage ③ of the outbound pipeline (retain tail): the deterministic stand-in for an LLM summary.
+"""Stage ③ of the v4 pipeline (retain tail): the deterministic stand-in for an LLM summary.
 
 It re-estimates first: when ② brought the estimate back to `threshold_chars` or under, it does nothing ("if the
 earlier step was enough, the later one adds nothing"). Still over and longer than `max_messages`: keep the last
@@ -18,14 +18,9 @@ from .lowwater import low_water_plan
 from .options import CompactOptions
 
 
-def apply_retain_tail_if_needed(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """③ Drop the oldest turns when the re-estimate is still over the threshold; the same list otherwise."""
-    if not options.enabled:
-        return messages
-    if not options.is_seed:
-        from .economy import drop_turns  # v2: ② ran the whole plan; this is for a replaced ②
-
-        return drop_turns(messages, options)
+def retain_tail(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+    """③ of the v4 pipeline: drop the oldest turns when the re-estimate is still over the threshold; the same
+    list otherwise (pipeline.py runs it for that profile)."""
     estimated = estimate_outbound_chars(messages)
     # Also right for low water: no earlier point of its replay can have been over a limit the whole is under.
     if estimated <= options.threshold_chars or len(messages) <= options.max_messages:

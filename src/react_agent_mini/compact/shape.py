@@ -10,20 +10,31 @@ in one Read, as in Claude Code). A longer one is cut the way its tool's output i
   (for Read the offset, from its line numbers).
 
 The cap is in estimated tokens (tokens.py), so a Chinese result is cut where its cost says, not where its
-characters would be for English. When v2 must make room (economy.py), older results fall to the seed's
-`max_tool_result_chars` cut (budget.cut_result): `demoted`. Each cut is computed once per block (memo.py).
+characters would be for English. When v2 must make room (economy.py), older results fall to the v4 pipeline's
+`max_tool_result_chars` cut (budget.cut_result): `demoted`. Each cut is computed once per block (../memo.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import msgspec
 
-from ..messages import ToolResultBlock, ToolUseBlock
-from .budget import MIDDLE_CUT, _snap_head, cut_head_tail, cut_result, is_placeholder, truncation_note
+from ..memo import IdentityMemo
+from ..messages import Message, ToolResultBlock, ToolUseBlock
+from .budget import (
+    MIDDLE_CUT,
+    _snap_head,
+    cut_head_tail,
+    cut_result,
+    is_placeholder,
+    rewrite_each_result,
+    truncation_note,
+)
+from .common import call_for
 from .estimate import utf16_len, utf16_prefix
-from .memo import IdentityMemo
+from .options import CompactOptions
 from .tokens import estimate_tokens, result_tokens
 
 ENTRY_TOOLS = frozenset({"Grep", "Glob"})
@@ -34,13 +45,26 @@ _GREP_PAGE = re.compile(r"^\[Showing results (\d+)\.\.(\d+) of (\d+)\.")
 _GLOB_PAGE = re.compile(r"^\(Showing (\d+) of (\d+) matches")
 
 
+def shape_results(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+    """① of profile v2: every tool_result over `options.fresh_tokens` shaped for its tool; the same list when
+    none is (pipeline.py runs it for that profile)."""
+    cap = options.fresh_tokens
+
+    def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
+        if len(block.content) <= cap // 3:  # cannot be over: no character is estimated above 3 tokens
+            return None
+        return fresh_cut(block, cap, call_for(messages, index, block.tool_use_id))
+
+    return rewrite_each_result(messages, cut, "shape", ("v2", cap))  # a key of its own: v2's cuts are not v4's
+
+
 def fresh_cut(block: ToolResultBlock, cap_tokens: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
     """`block` shaped to at most `cap_tokens` estimated tokens, or None when it fits (computed once)."""
     return _fresh(block, lambda b: _shape(b, cap_tokens, tool_use), key=(cap_tokens, tool_use))
 
 
 def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:
-    """`block` at the seed's cap (an older result when room is needed), or None when it is within it. A Bash
+    """`block` at the v4 pipeline's cap (an older result when room is needed), or None when it is within it. A Bash
     result this stage cut already is cut again around the same middle, and says what both cuts left out."""
     if len(block.content) <= limit_chars // 2 or is_placeholder(block.content):
         return None

@@ -5,7 +5,7 @@ chars/4 under-counts Chinese by two thirds. The estimate here counts what byte-l
 words and their length, digit groups, punctuation runs, line breaks, CJK characters and runs, other non-ASCII
 text — with weights fitted (non-negative least squares) against OpenAI's cl100k_base tokenizer on 3500 chunks of
 3000 characters: stdlib Python, Read-style numbered code, licences and manuals, Markdown READMEs, JSON, shell
-output, Chinese gettext catalogues and man pages, the seed article. Error of the total per kind (two-fold
+output, Chinese gettext catalogues and man pages, the compact 2.0 article. Error of the total per kind (two-fold
 cross-validated): English -1%, Python -1%, JSON -2%, Markdown 0%, Chinese -1% to -6%, mixed Chinese/English -1%;
 per chunk 2-7% mean absolute. Chinese varies most (cl100k splits rarer characters into two or three tokens), so
 its weight leans to over-counting. Accented European languages come out about 7% low. Other tokenizers differ
@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+from ..memo import IdentityMemo
 from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..model_names import lookup
 from .estimate import json_chars
-from .memo import IdentityMemo
 
 
 def _class_of(byte: int) -> bytes:

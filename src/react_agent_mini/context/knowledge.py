@@ -62,6 +62,16 @@ class Knowledge:
             self.warnings.append(self.memory.warning)
         return prompt
 
+    def agent_prompt(self, base: str, *, skills: bool) -> str:
+        """A subagent's system prompt: its own instructions instead of ours, then the same environment, project
+        instructions and memory (and the skills catalogue when it has the Skill tool)."""
+        from .system_prompt import build_system_prompt
+
+        catalogue = self.catalogue if skills else ""
+        return build_system_prompt(
+            cwd=self.cwd, project=self.project, memory=self.memory, catalogue=catalogue, base=base
+        )
+
     def replace_prompts(self, base_prompt: str | None, append_prompt: str) -> str:
         """Rebuild the prompt with other base instructions (None: ours) and appended text (a client's
         `initialize` may carry them); the new prompt."""

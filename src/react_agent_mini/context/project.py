@@ -5,7 +5,7 @@ Where the files are looked for, in the order they are joined (nearest last, so t
 2. every directory from the repository root (the nearest ancestor holding `.git`, a directory or a file) down to
    the working directory; without a repository, at most 5 levels above the working directory. In each directory
    `AGENTS.md` then `CLAUDE.md`.
-Files are joined with `\\n\\n---\\n\\n`, as the seed does for the two names of one directory.
+Files are joined with `\\n\\n---\\n\\n`, as upstream react-agent-mini does for the two names of one directory.
 
 A line that is only `@path/to/file` imports that file in its place (Claude Code's convention), relative to the
 importing file, nested up to 5 deep, confined to the repository (the user-level file: to its own directory).

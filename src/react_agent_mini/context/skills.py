@@ -165,14 +165,17 @@ def _load_skill(skill_dir: Path, scope: Literal["project", "user"], warnings: li
     if not closed:
         warnings.append(f"{path}: frontmatter has no closing `---` line; loaded without name or description")
     elif frontmatter is not None and frontmatter.strip():
-        fields = _parse_frontmatter(frontmatter, path, warnings)
+        fields = parse_frontmatter(frontmatter, path, warnings)
     skill_id = skill_dir.name
-    name = _text_field(fields, "name", path, warnings) or skill_id
-    description = _text_field(fields, "description", path, warnings)
+    name = text_field(fields, "name", path, warnings) or skill_id
+    description = text_field(fields, "description", path, warnings)
     return Skill(skill_id, name, description, path, skill_dir, scope)
 
 
-def _parse_frontmatter(raw: str, path: Path, warnings: list[str]) -> dict[str, Any]:
+def parse_frontmatter(
+    raw: str, path: Path, warnings: list[str], ignored: str = "loaded without name or description"
+) -> dict[str, Any]:
+    """The YAML mapping between the `---` lines; {} (and a warning ending in `ignored`) when it is not one."""
     # Imported here: most sessions have no skills, and the parser is the heaviest import on the startup path.
     import yaml
 
@@ -182,23 +185,20 @@ def _parse_frontmatter(raw: str, path: Path, warnings: list[str]) -> dict[str, A
         # +2: the mark counts from 0 within the frontmatter, which starts on the file's second line.
         where = f"line {exc.problem_mark.line + 2}: " if exc.problem_mark is not None else ""
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
-        warnings.append(f"{path}: broken YAML frontmatter ({where}{problem}); loaded without name or description")
+        warnings.append(f"{path}: broken YAML frontmatter ({where}{problem}); {ignored}")
         return {}
     except Exception as exc:  # the parser's other failures (e.g. nesting too deep) must not stop the session
-        warnings.append(f"{path}: broken YAML frontmatter ({exc}); loaded without name or description")
+        warnings.append(f"{path}: broken YAML frontmatter ({exc}); {ignored}")
         return {}
     if data is None:
         return {}
     if not isinstance(data, dict):
-        warnings.append(
-            f"{path}: frontmatter is a YAML {type(data).__name__}, not a mapping of keys; "
-            "loaded without name or description"
-        )
+        warnings.append(f"{path}: frontmatter is a YAML {type(data).__name__}, not a mapping of keys; {ignored}")
         return {}
     return data
 
 
-def _text_field(fields: dict[str, Any], key: str, path: Path, warnings: list[str]) -> str:
+def text_field(fields: dict[str, Any], key: str, path: Path, warnings: list[str]) -> str:
     value = fields.get(key)
     if value is None:
         return ""

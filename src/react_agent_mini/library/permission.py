@@ -77,10 +77,16 @@ Emit: TypeAlias = Callable[[PermissionAsked | PermissionDecided], None]
 
 
 def callback_asker(callback: CanUseTool, emit: Emit) -> Asker:
-    """The session's asker for a `can_use_tool` callback; `emit` is told before and after each consultation."""
+    """The session's asker for a `can_use_tool` callback; `emit` is told before and after each consultation. The
+    callback is asked one call at a time (subagents running in parallel must not make two `input()`s race)."""
     is_async = is_async_callable(callback)
+    one_at_a_time = asyncio.Lock()
 
     async def ask(request: PermissionRequest) -> policy.Decision:
+        async with one_at_a_time:
+            return await consult(request)
+
+    async def consult(request: PermissionRequest) -> policy.Decision:
         emit(PermissionAsked(request.tool, request.args, request.tool_use_id, request.summary, request.reason))
         tool_input = dict(request.args)  # the callback's own copy: changing it changes nothing
         try:

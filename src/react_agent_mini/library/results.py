@@ -22,6 +22,7 @@ from ..events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolResults,
     ToolStarted,
 )
@@ -89,6 +90,7 @@ AgentEvent: TypeAlias = (
     | AssistantTurn
     | ToolStarted
     | ToolFinished
+    | ToolProgress
     | ToolResults
     | Followup
     | Compacted

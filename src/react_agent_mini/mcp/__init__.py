@@ -2,6 +2,8 @@
 
 - `config`: which servers (`.mcp.json` format, `${VAR}` expansion, MCP_CONFIG) — no SDK import;
 - `manager`: `McpManager` connects every server concurrently in the background and owns their lifecycle;
+- `connection`: one session with one server (handshake, what it offers, requests bounded by the call timeout);
+- `failures`: a failure as one line, and whether the connection went with it (may a call be repeated?);
 - `transport`: the stdio transport (spawned before the SDK is imported; stops the whole process group);
 - `http`: our HTTP client for remote servers (names error statuses, notices a forgotten session, bounds sizes);
 - `adapter`: an MCP tool as one of our `Tool`s (`mcp__<server>__<tool>`), results rendered as text;

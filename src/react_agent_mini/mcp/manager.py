@@ -6,11 +6,10 @@ each other and the CLI's own start. `wait_ready(timeout)` is the only place anyt
 to its bound. A server that fails is reported once (name and reason) and skipped; one that is merely slow keeps
 connecting and its tools appear in `tools()` once it is ready.
 
-Each connection lives in one asyncio task that enters an SDK session (`sdk.Session`) and leaves it (the SDK's
-task groups must be exited by the task that entered them). The task waits until the manager closes or the
-transport reports end-of-stream (the server died), then leaves the session, which stops the process and its
-whole process group (see `transport`). Server stderr goes to `<log_dir>/<server>.log`, the SDK's own log records
-to `<log_dir>/client.log`: nothing reaches the terminal.
+Each server's session is one `connection.Connection`; the manager holds them, hands out their tools, resources
+and prompts, and replaces a connection that died. Server stderr goes to `<log_dir>/<server>.log`, the SDK's own
+log records to `<log_dir>/client.log`: nothing reaches the terminal. What a failure means, and whether a request
+may have reached the server, is `failures`.
 
 A call to a server found dead gets one reconnect attempt first (then, for `reconnect_backoff` seconds, uses fail
 at once). A server that dies during a call is restarted too; the call is repeated only when that cannot do
@@ -21,43 +20,33 @@ Otherwise the model is told what happened.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
-from .. import __version__
 from ..messages import Message, user_text
 from ..tools.base import Tool
 from . import McpError
 from .adapter import MAX_DESCRIPTION, McpTool, ToolNamer, cap_text, clean_name, render_contents
 from .config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, ServerConfig, Transport
-from .http import http_transport, sse_transport
+from .connection import Connection, paged
+from .failures import Disconnected
 from .prompts import PromptInfo, bind_arguments, prompt_info, prompt_messages
 from .resources import ListMcpResourcesTool, ReadMcpResourceTool, mention_text, parse_mentions, resource_entries
-from .sdk import Unanswerable, schema_problem
-from .transport import StdioServer, last_log_line
 
 if TYPE_CHECKING:
-    import anyio
     import mcp_types
-    from mcp.shared.message import SessionMessage
 
     from .sdk import Session
 
 T = TypeVar("T")
 _LOG_HANDLER = "react-agent-mini-mcp"
 State = Literal["connecting", "connected", "failed", "closed"]
-
-MAX_LIST_PAGES = 20
-"""Pages read from one paginated list before stopping (a server whose cursor never ends cannot hang us)."""
 
 
 class ServerStatus(msgspec.Struct, frozen=True):
@@ -79,269 +68,16 @@ class ServerStatus(msgspec.Struct, frozen=True):
     """Its stderr log (stdio servers)."""
 
 
-class _EofWatch:
-    """The transport's read stream, reporting end-of-stream (the server went away) to the connection."""
-
-    def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_eof = on_eof
-
-    @property
-    def last_context(self) -> Any:  # the dispatcher reads it from context-carrying streams
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        import anyio
-
-        try:
-            item: SessionMessage | Exception = await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._on_eof()
-            raise
-        return item
-
-    def __aiter__(self) -> _EofWatch:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _EofWatch:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class _WatchedTransport:
-    """Any SDK transport, with its read stream wrapped in `_EofWatch`."""
-
-    def __init__(self, inner: AbstractAsyncContextManager[tuple[Any, Any]], on_eof: Callable[[], None]) -> None:
-        self._inner = inner
-        self._on_eof = on_eof
-
-    async def __aenter__(self) -> tuple[Any, Any]:
-        read, write = await self._inner.__aenter__()
-        return _EofWatch(read, self._on_eof), write
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)
-
-
-class _Connection:
-    """One session with one server, from spawn (or first request) to shutdown; a reconnect is a new one."""
-
-    def __init__(
-        self,
-        config: ServerConfig,
-        *,
-        log_path: Path,
-        connect_timeout: float,
-        sdk: Awaitable[None],
-        on_connected: Callable[[_Connection], None],
-    ) -> None:
-        self.config = config
-        self.log_path = log_path
-        self.connect_timeout = connect_timeout
-        self.ready = asyncio.Event()
-        """Set once connected or failed."""
-        self.alive = False
-        """True from the end of the handshake until the server goes away or we close."""
-        self.error = ""
-        self.client: Session | None = None
-        self.tools: list[mcp_types.Tool] = []
-        self.prompts: list[mcp_types.Prompt] = []
-        self.has_resources = False
-        self.refused = 0
-        """HTTP: requests that could not even connect (so the server never saw them)."""
-        self.expired = 0
-        """HTTP: requests refused because the server forgot our session (so it did not process them)."""
-        self.http_errors = 0
-        self.http_error = ""
-        """HTTP: error statuses seen, and the latest as a line (the SDK reports most as a generic error)."""
-        self.busy = 0
-        """Requests under way."""
-        self.begun = 0
-        """Requests begun so far."""
-        self.instructions = ""
-        self.detail = ""
-        self.cause = ""
-        """Why the first of a run of failed restarts was needed (so failures do not nest in the message)."""
-        self.connect_seconds: float | None = None
-        self._sdk = sdk
-        self._on_connected = on_connected
-        self._wake = asyncio.Event()
-        self._closing = False
-        self._scope: anyio.CancelScope | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stdio: StdioServer | None = None
-
-    @property
-    def connected_once(self) -> bool:
-        return self.connect_seconds is not None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.config.name}")
-
-    def _on_eof(self) -> None:
-        if self.alive and not self._closing:
-            self.error = "the server closed the connection" + self._exit_hint()
-        self.alive = False
-        self._wake.set()
-
-    # ---- what our HTTP client reports (see `http`) ----
-
-    def on_refused(self) -> None:
-        self.refused += 1
-
-    def on_session_expired(self) -> None:
-        self.expired += 1
-
-    def on_http_error(self, text: str, *, fatal: bool) -> None:
-        self.http_errors += 1
-        self.http_error = text
-        if fatal:  # legacy SSE: the SDK stops sending after a failed POST; a new connection must take over
-            self.lost()
-
-    def lost(self) -> None:
-        """A request found the connection gone (HTTP servers give no end-of-stream to notice it by)."""
-        if self.alive and not self.error:
-            self.error = "the connection was lost" + self._exit_hint()
-        self.alive = False
-        self._wake.set()
-
-    async def close(self) -> None:
-        """Stop the server (idempotent); returns once its process is gone."""
-        self._closing = True
-        self._wake.set()
-        if not self.ready.is_set() and self._task is not None:
-            if self._scope is not None:
-                self._scope.cancel()  # still connecting: abandon the handshake
-            else:
-                self._task.cancel()  # still spawning or importing the SDK
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    async def _run(self) -> None:
-        started = time.monotonic()
-        try:
-            if self.config.transport == "stdio":
-                # spawn before the SDK is imported: the server's start and our import overlap
-                self._stdio = StdioServer(self.config, self.log_path)
-                await self._stdio.spawn()
-            await self._sdk
-            import anyio
-
-            if self._closing:
-                return
-            remaining = self.connect_timeout - (time.monotonic() - started)
-            self._scope = anyio.CancelScope(deadline=anyio.current_time() + remaining)
-            with self._scope:
-                async with AsyncExitStack() as stack:
-                    client = self._client()
-                    await stack.enter_async_context(client)
-                    await self._discover(client)
-                    self._scope.deadline = math.inf
-                    self.client = client
-                    self.connect_seconds = time.monotonic() - started
-                    self.alive = True
-                    self._on_connected(self)
-                    self.ready.set()
-                    await self._wake.wait()
-                    self.alive = False
-            if self._scope.cancelled_caught and not self._closing and not self.ready.is_set():
-                self.error = f"no answer within {self.connect_timeout:g} s" + self._exit_hint()
-        except Exception as exc:  # every failure of a server is a line in a warning, never a crash
-            self.error = self._describe_failure(exc)
-        finally:
-            self.alive = False
-            self.client = None
-            if self._closing and not self.error:
-                self.error = "closed"
-            self.ready.set()
-            if self._stdio is not None:
-                await self._stdio.stop()  # normally done already, on leaving the client
-
-    def _describe_failure(self, exc: Exception) -> str:
-        if self.http_error:
-            return self.http_error
-        if self.config.transport == "stdio" and not self.connected_once and _disconnect_kind(exc):
-            return "the server exited during startup" + self._exit_hint()
-        hint = "" if isinstance(_leaf(exc), FileNotFoundError | PermissionError) else self._exit_hint()
-        return describe_error(exc, self.config) + hint
-
-    def _client(self) -> Session:
-        import mcp_types
-
-        from .sdk import Session
-
-        transport: AbstractAsyncContextManager[tuple[Any, Any]]
-        config = self.config
-        if self._stdio is not None:
-            transport = self._stdio.streams()
-        elif config.transport == "sse":
-            transport = sse_transport(config.url, config.headers, self)
-        else:
-            transport = http_transport(config.url, config.headers, self)
-        return Session(
-            _WatchedTransport(transport, self._on_eof),  # 2026-07-28 discover first, else 2025-11-25 initialize
-            client_info=mcp_types.Implementation(name="react-agent-mini", version=__version__),
-            logging_callback=self._server_log,
-        )
-
-    async def _discover(self, client: Session) -> None:
-        capabilities = client.server_capabilities
-        info = client.server_info
-        who = f"{info.name} {info.version}".strip() if info else "unnamed server"
-        self.detail = f"{who}, protocol {client.protocol_version}"
-        self.instructions = (client.instructions or "").strip()
-        if capabilities.tools is not None:
-            self.tools = _first_of_each(await _paged(lambda cursor: client.list_tools(cursor), "tools"))
-        self.has_resources = capabilities.resources is not None
-        if capabilities.prompts is not None:
-            try:
-                self.prompts = _first_of_each(await _paged(lambda cursor: client.list_prompts(cursor), "prompts"))
-            except Exception:  # a broken prompt listing must not cost the server its tools
-                self.prompts = []
-
-    async def _server_log(self, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        # servers' notifications/message go to the same log as their stderr
-        if self.config.transport != "stdio":
-            return
-        with contextlib.suppress(OSError), self.log_path.open("a", encoding="utf-8") as log:
-            log.write(f"[{params.level}] {params.logger or ''} {params.data}\n")
-
-    def _exit_hint(self) -> str:
-        """For stdio servers: the last line the server wrote to stderr, and where the rest is."""
-        if self.config.transport != "stdio":
-            return ""
-        last = last_log_line(self.log_path)
-        return f'; it said: "{last}" (log: {self.log_path})' if last else ""
-
-
 class _Server:
     """A configured server across reconnects, with what its latest successful connection offered."""
 
     def __init__(self, config: ServerConfig, log_path: Path) -> None:
         self.config = config
         self.log_path = log_path
-        self.conn: _Connection | None = None
+        self.conn: Connection | None = None
         """The current connection (connecting, live, or the latest failed one)."""
         self.lock = asyncio.Lock()
-        self.offers: _Connection | None = None
+        self.offers: Connection | None = None
         """The latest connection that got through the handshake: its tools, prompts and resources stand for the
         server's, also while it is down."""
         self.failed_at: float | None = None
@@ -384,9 +120,9 @@ class McpManager:
         for server in self._servers.values():
             self._connect(server)
 
-    def _connect(self, server: _Server) -> _Connection:
+    def _connect(self, server: _Server) -> Connection:
         assert self._sdk is not None
-        conn = _Connection(
+        conn = Connection(
             server.config,
             log_path=server.log_path,
             connect_timeout=self.connect_timeout,
@@ -520,8 +256,8 @@ class McpManager:
         label = f"the call to {tool} on the MCP server {server}"
         conn = await self._live(server)
         try:
-            return await self._call(conn, label, lambda c: c.call_tool(tool, arguments))
-        except _Disconnected as gone:
+            return await conn.request(label, lambda c: c.call_tool(tool, arguments), self.call_timeout)
+        except Disconnected as gone:
             delivered = gone.delivered
         try:
             conn = await self._live(server)
@@ -533,17 +269,17 @@ class McpManager:
                 "was not repeated because it may already have had effects. Check, then call it again if needed."
             )
         try:
-            return await self._call(conn, label, lambda c: c.call_tool(tool, arguments))
-        except _Disconnected:
+            return await conn.request(label, lambda c: c.call_tool(tool, arguments), self.call_timeout)
+        except Disconnected:
             raise McpError(f"The MCP server {server} stopped again during the call to {tool}.") from None
 
     async def list_resources(self, server: str) -> list[dict[str, Any]]:
         """Resources and templates of one server, as ListMcpResourcesTool shows them; McpError on failure."""
         label = f"listing the resources of the MCP server {server}"
-        resources = await self._request(server, label, lambda c: _paged(lambda cur: c.list_resources(cur), "resources"))
+        resources = await self._request(server, label, lambda c: paged(lambda cur: c.list_resources(cur), "resources"))
         try:
             templates = await self._request(
-                server, label, lambda c: _paged(lambda cur: c.list_resource_templates(cur), "resource_templates")
+                server, label, lambda c: paged(lambda cur: c.list_resource_templates(cur), "resource_templates")
             )
         except McpError:
             templates = []  # templates are optional; many servers answer "method not found"
@@ -592,7 +328,7 @@ class McpManager:
 
     # ---- plumbing ----
 
-    async def _live(self, name: str) -> _Connection:
+    async def _live(self, name: str) -> Connection:
         """A live connection to `name`: the current one or, if the server died, one reconnect attempt."""
         server = self._servers.get(name)
         if server is None:
@@ -625,80 +361,11 @@ class McpManager:
         for attempt in range(2):
             conn = await self._live(server)
             try:
-                return await self._call(conn, label, send)
-            except _Disconnected:
+                return await conn.request(label, send, self.call_timeout)
+            except Disconnected:
                 if attempt:
                     raise McpError(f"The server stopped while {label}.") from None
         raise AssertionError("unreachable")
-
-    async def _call(self, conn: _Connection, label: str, send: Callable[[Session], Awaitable[T]]) -> T:
-        """One request on `conn`, bounded by the call timeout; _Disconnected when the server went away."""
-        import anyio
-
-        client = conn.client
-        if client is None:
-            raise _Disconnected(delivered=False)
-        # a refused connect proves the server never saw this request only if no other request was under way
-        alone, refused = conn.busy == 0, conn.refused
-        expired, http_errors = conn.expired, conn.http_errors
-        conn.busy += 1
-        conn.begun += 1
-        begun = conn.begun
-        try:
-            with anyio.fail_after(self.call_timeout):
-                return await send(client)
-        except TimeoutError:
-            raise McpError(f"{_capital(label)} timed out after {self.call_timeout:g} s.") from None
-        except Exception as exc:
-            if conn.http_errors > http_errors:  # the SDK's error says less than the status we saw
-                raise McpError(f"{_capital(label)} failed: {conn.http_error}") from None
-            if conn.expired > expired:  # the server forgot our session: it refused the request unprocessed
-                conn.lost()
-                raise _Disconnected(delivered=False) from None
-            if gone := _disconnect_kind(exc):
-                conn.lost()
-                unsent = gone == "unsent" or (alone and conn.begun == begun and conn.refused > refused)
-                raise _Disconnected(delivered=not unsent) from None
-            if isinstance(exc, McpError):
-                raise
-            raise McpError(f"{_capital(label)} failed: {describe_error(exc, conn.config)}") from None
-        finally:
-            conn.busy -= 1
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-class _Disconnected(Exception):
-    """The connection ended under a request."""
-
-    def __init__(self, *, delivered: bool) -> None:
-        super().__init__()
-        self.delivered = delivered
-        """False when the server certainly never got the request (so repeating it cannot do anything twice)."""
-
-
-def _first_of_each(items: list[Any]) -> list[Any]:
-    """Listed items with their name's first listing only (a server may list a name twice, or a cursor may
-    serve a page again)."""
-    first: dict[str, Any] = {}
-    for item in items:
-        first.setdefault(item.name, item)
-    return list(first.values())
-
-
-async def _paged(fetch: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
-    """Every item of a paginated list result."""
-    items: list[Any] = []
-    cursor: str | None = None
-    for _ in range(MAX_LIST_PAGES):
-        page = await fetch(cursor)
-        items += getattr(page, field)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return items
 
 
 def _load_sdk(log_dir: Path) -> None:
@@ -723,77 +390,3 @@ def _load_sdk(log_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING)
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _disconnect_kind(exc: BaseException) -> Literal["", "unsent", "lost"]:
-    """Whether `exc` says the connection is gone: "unsent" when the request certainly did not reach the server,
-    "lost" when it may have; "" when it is an ordinary failure of the request."""
-    try:
-        import anyio
-        import httpx2
-        from mcp.shared.exceptions import MCPError
-    except ImportError:
-        return ""
-    exc = _leaf(exc)
-    if isinstance(exc, MCPError):  # (a forgotten HTTP session is seen by our HTTP client, see `http`)
-        return "lost" if _closed_by_sdk(exc) else ""
-    if isinstance(exc, httpx2.ConnectError):
-        return "unsent"
-    if isinstance(exc, anyio.BrokenResourceError | anyio.ClosedResourceError | httpx2.TransportError):
-        return "lost"
-    return ""
-
-
-SDK_CLOSED_MESSAGES = frozenset({"Connection closed", "SSE stream ended without a response"})
-"""What the SDK says when it fails a request because the connection ended. A server may send the same code
-(-32000 is the first of JSON-RPC's server-defined errors) for its own failures: those are answers, not
-disconnections."""
-
-
-def _closed_by_sdk(exc: Any) -> bool:
-    from mcp_types import CONNECTION_CLOSED
-
-    return bool(exc.code == CONNECTION_CLOSED and exc.message in SDK_CLOSED_MESSAGES)
-
-
-def describe_error(exc: BaseException, config: ServerConfig) -> str:
-    """An exception from the SDK or a transport as one line (never a traceback)."""
-    exc = _leaf(exc)
-    try:
-        import httpx2
-        from mcp.shared.exceptions import MCPError
-        from pydantic import ValidationError
-    except ImportError:
-        return f"the MCP SDK is not installed ({exc}); install it with: pip install mcp"
-    if isinstance(exc, Unanswerable):
-        return str(exc)
-    if isinstance(exc, ValidationError):  # the server's answer breaks the MCP schema
-        return f"the server's answer does not follow the MCP schema: {schema_problem(exc)}"
-    if isinstance(exc, FileNotFoundError) and config.transport == "stdio":
-        return f"command not found: {config.command}"
-    if isinstance(exc, PermissionError) and config.transport == "stdio":
-        return f"cannot run {config.command}: permission denied"
-    if isinstance(exc, MCPError):
-        if _closed_by_sdk(exc):
-            return "the server closed the connection"
-        lines = str(exc.message).strip().splitlines() or [""]  # the first line: the SDK may append a pydantic dump
-        first = lines[0] if len(lines[0]) <= 300 else lines[0][:299] + "…"
-        return f"{first} (error {exc.code})"
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {config.url}"
-    if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect to {config.url}"
-    if isinstance(exc, httpx2.TimeoutException):
-        return f"{config.url} did not answer in time"
-    if isinstance(exc, httpx2.TransportError):
-        return f"connection to {config.url} failed: {type(exc).__name__}"
-    message = " ".join(str(exc).split())
-    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    return text if len(text) <= 300 else text[:299] + "…"

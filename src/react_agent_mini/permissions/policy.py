@@ -12,7 +12,9 @@
    allowed; edits are allowed in acceptEdits mode (inside the workspace), and so are Bash commands that name no
    path outside it when they run in the OS sandbox without network (`sandboxed`: they cannot change anything
    else); everything else asks. `ALLOW_WRITE=1` turns those asks into allows for calls that stay inside the
-   workspace. In default mode the sandbox changes no decision: what asked before asks still.
+   workspace. In default mode the sandbox changes no decision: what asked before asks still. WebFetch and
+   WebSearch change no file but reach the network: they are asked for (no mode but bypassPermissions, and not
+   `ALLOW_WRITE`, lets them through; plan mode may ask for them).
 Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. The
 asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
 a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
@@ -36,7 +38,17 @@ from ..abort import Aborted
 from ..tools.base import ShellState, Tool
 from ..tools.paths import display
 from ..trace import trace
-from .rules import EDIT_TOOLS, CallView, PathTarget, PermissionMode, Rule, RuleSet, escape_pattern, inspect_call
+from .rules import (
+    EDIT_TOOLS,
+    NETWORK_TOOLS,
+    CallView,
+    PathTarget,
+    PermissionMode,
+    Rule,
+    RuleSet,
+    escape_pattern,
+    inspect_call,
+)
 
 if TYPE_CHECKING:
     from .bash.view import BashView
@@ -96,7 +108,7 @@ PROJECT_SETTINGS_HINT = ".agents/settings.json"
 
 async def allow_read_only(tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
     """Allow read-only tools; deny the rest (the default for sessions built without a policy)."""
-    if tool.read_only:
+    if tool.read_only and tool.name not in NETWORK_TOOLS:
         return Allow()
     return Deny(NOT_READ_ONLY.format(name=tool.name))
 
@@ -157,20 +169,38 @@ class PermissionPolicy:
         asked for — no allow rule, mode or built-in judgement lets one through; deny rules and plan mode apply."""
         self.sandboxed: Callable[[], bool] | None = None
         """True when Bash commands run confined (the OS sandbox, no network; `sandbox.handle`); None: never."""
+        self.on_ask: Callable[[PermissionRequest], None] | None = None
+        """Told each time someone is about to be asked (the session's Notification hooks)."""
 
     async def __call__(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
         decision = await self.decide(tool, args, info)
         trace("permission", tool=tool.name, decision="allow" if isinstance(decision, Allow) else "deny")
         return decision
 
-    async def decide(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO) -> Decision:
-        """The decision for one call (asking the user when needed)."""
-        call = inspect_call(tool.name, args, self.root, self.shell.cwd if self.shell else None)
+    async def decide(
+        self,
+        tool: Tool,
+        args: Mapping[str, Any],
+        info: ToolCallInfo = NO_INFO,
+        *,
+        shell: ShellState | None = None,
+        read_only: bool = False,
+    ) -> Decision:
+        """The decision for one call (asking the user when needed). `shell`: the Bash state the call runs with
+        (a subagent's own; None: the session's); `read_only`: refuse what does not only read, whatever the mode
+        (a read-only subagent)."""
+        shell = shell or self.shell
+        call = inspect_call(tool.name, args, self.root, shell.cwd if shell else None)
         found = self.rules.match(call, self.root, read_only=tool.read_only)
         if found is not None and found.verdict == "deny":
             return Deny(
                 f"Permission denied: {self._summary(tool, call)} is blocked by the deny rule {found.rule.text} "
                 f"({_source(found.rule)}). Do not try to get around it; take another approach or ask the user."
+            )
+        if read_only and not _reads_only(tool, call):
+            return Deny(
+                f"This agent is read-only, so {self._summary(tool, call)} was not run. Use read-only tools, and put "
+                "what should change in your report."
             )
         if self.mode == "plan" and not _reads_only(tool, call):
             return Deny(
@@ -223,6 +253,8 @@ class PermissionPolicy:
             if self.mode == "acceptEdits" and not call.bash.outside and self.sandboxed is not None and self.sandboxed():
                 return Allow()  # confined to the workspace by the sandbox, as acceptEdits' edits are
             return await self._ask(tool, call, _bash_reason(call.bash), info=info)
+        if tool.name in NETWORK_TOOLS:
+            return await self._ask(tool, call, "it reaches the network", info=info)
         if tool.read_only:
             if not call.outside:
                 return Allow()
@@ -261,6 +293,8 @@ class PermissionPolicy:
             tool_use_id=info.tool_use_id,
             blocked_path=_blocked_path(call),
         )
+        if self.on_ask is not None:
+            self.on_ask(request)
         try:
             answer = await self.asker(request)
         except Aborted:
@@ -289,6 +323,11 @@ class PermissionPolicy:
             candidates = _bash_rules(call.bash, self.rules)
         elif tool.name in EDIT_TOOLS:
             candidates = [f"Edit({self._rule_path(t)})" for t in call.targets]
+        elif tool.name == "WebFetch":
+            host = _fetch_host(call.args)
+            candidates = [f"WebFetch(domain:{host})"] if host else []
+        elif tool.name in NETWORK_TOOLS:
+            candidates = [tool.name]
         elif tool.read_only:
             candidates = [f"Read({self._rule_path(t)})" for t in call.targets if not t.inside]
         else:
@@ -323,6 +362,10 @@ class PermissionPolicy:
         if call.bash is not None:
             return "Run: " + " ⏎ ".join(line.strip() for line in call.bash.command.strip().splitlines())
         name, args = tool.name, call.args
+        if name == "WebFetch" and isinstance(args.get("url"), str):
+            return f"Fetch {_fetched_url(args['url'])}"
+        if name == "WebSearch" and isinstance(args.get("query"), str):
+            return f"Search the web for {json.dumps(args['query'], ensure_ascii=False)}"
         if call.targets:
             main = call.targets[0]
             notes = [] if all(t.inside for t in call.targets) else ["outside the workspace"]
@@ -366,12 +409,22 @@ direnv. Like anything under a `.git` directory (hooks, `core.fsmonitor`, `diff.e
 programs from git commands we treat as read-only), they are asked for even in acceptEdits mode."""
 
 
+GUARDED_DIRS = (".claude/hooks", ".agents/hooks")
+"""Directories (relative to the workspace) of the scripts settings-file hooks usually run: they run outside the
+sandbox at the next event, so they are asked for even in acceptEdits mode, and read-only to sandboxed commands."""
+
+
 def _guarded(root: Path, path: Path) -> bool:
     try:
         relative = path.relative_to(root.resolve())
     except ValueError:
         return False
-    return ".git" in relative.parts or relative.as_posix() in GUARDED_FILES
+    shown = relative.as_posix()
+    return (
+        ".git" in relative.parts
+        or shown in GUARDED_FILES
+        or any(shown == d or shown.startswith(d + "/") for d in GUARDED_DIRS)
+    )
 
 
 def _blocked_path(call: CallView) -> str:
@@ -381,6 +434,24 @@ def _blocked_path(call: CallView) -> str:
     outside = [t for t in call.targets if not t.inside]
     chosen = (outside or list(call.targets))[:1]
     return str(chosen[0].path) if chosen else ""
+
+
+def _fetched_url(url: str) -> str:
+    """The URL WebFetch will really fetch (http upgraded), or the model's when it is not valid."""
+    from ..web.urls import BadUrl, normalize
+
+    try:
+        return normalize(url)
+    except BadUrl:
+        return url
+
+
+def _fetch_host(args: Mapping[str, Any]) -> str:
+    """The host a WebFetch call reaches ("" when its URL is not valid)."""
+    from ..web.urls import host_of
+
+    url = args.get("url")
+    return host_of(_fetched_url(url)) if isinstance(url, str) else ""
 
 
 def _reads_only(tool: Tool, call: CallView) -> bool:

@@ -186,7 +186,8 @@ SETTINGS_FLAG = "--settings"
 
 def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSettings:
     """`--settings JSON|PATH` (Claude Code's flag settings): its `permissions` are applied as a user-level file's
-    (the caller chose them, so `defaultMode: bypassPermissions` counts); other keys are named in a warning."""
+    (the caller chose them, so `defaultMode: bypassPermissions` counts); its `hooks` are read with the files'
+    (`command_hooks.config`); other keys are named in a warning."""
     if value.lstrip().startswith("{"):
         data, error = _decode(value.encode("utf-8", "replace"), SETTINGS_FLAG)
         if error is not None:
@@ -204,9 +205,9 @@ def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSett
             return FileSettings(None, [], error)
     found = _apply_settings(data, SETTINGS_FLAG, where, rules, workspace, True)
     if isinstance(data, dict):
-        ignored = sorted(str(key) for key in data if key not in ("permissions", "$schema"))
+        ignored = sorted(str(key) for key in data if key not in ("permissions", "hooks", "disableAllHooks", "$schema"))
         if ignored:
-            found.warnings.append(f"{where}: ram applies only `permissions`; ignored: {', '.join(ignored)}")
+            found.warnings.append(f"{where}: ram applies only `permissions` and `hooks`; ignored: {', '.join(ignored)}")
     return found
 
 

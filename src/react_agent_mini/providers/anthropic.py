@@ -10,19 +10,21 @@ Wire facts this adapter relies on:
   compaction (profile v2) says which prefixes stay put until its next cut (`cache_points` on the outbound list),
   the newest of them is marked too — then the tools' own mark goes when there are two — so a cut reads that
   prefix and writes only what follows it.
+
+The wire format only: credentials, the client and the call itself are the shared provider part
+(`http_provider.py`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator, Sequence
-from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
 import msgspec
 
-from ..compact.memo import IdentityMemo, PrefixMemo
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
+from ..memo import IdentityMemo, PrefixMemo
 from ..messages import (
     ContentBlock,
     Message,
@@ -33,13 +35,9 @@ from ..messages import (
     Usage,
     block_to_dict,
 )
-from ..trace import trace
-from .base import ModelRequest, ToolSpec, decode_json_event, trace_response, with_distinct_call_ids
+from .base import ModelRequest, ToolSpec, decode_json_event
 from .errors import MalformedStream, ProviderError, RateLimitError, ServerError, StreamInterrupted
-from .http import STREAM_IDLE_TIMEOUT, new_client, post_sse
-
-if TYPE_CHECKING:
-    import httpx
+from .http_provider import HttpProvider
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
@@ -156,6 +154,11 @@ class AnthropicStreamAssembler(msgspec.Struct):
     usage: Usage = msgspec.field(default_factory=Usage)
     stop_reason: str | None = None
     stopped: bool = False
+    """`message_stop` came: the stream is over."""
+
+    def take(self, data: str) -> Iterator[ModelEvent]:
+        """One event's data, a JSON object (`feed`)."""
+        return self.feed(decode_json_event(data, "anthropic"))
 
     def feed(self, event: dict[str, Any]) -> Iterator[ModelEvent]:
         """Take one decoded event; yield the deltas it carries."""
@@ -261,22 +264,12 @@ def _stream_error(error: dict[str, Any]) -> ProviderError:
 # ---- the provider ----
 
 
-class AnthropicProvider(msgspec.Struct):
+class AnthropicProvider(HttpProvider):
     """Streams responses from the Anthropic Messages API (or a compatible proxy)."""
 
-    api_key: str
-    base_url: str
-    model: str
-    max_tokens: int | None = None
-    auth_token: str = ""
-    """Sent as `Authorization: Bearer` instead of `x-api-key` (gateways that expect it)."""
-    idle_timeout: float = STREAM_IDLE_TIMEOUT
-    """Seconds of silence mid-stream after which the stream counts as dropped."""
-    name: str = "anthropic"
-    _client: httpx.AsyncClient | None = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"AnthropicProvider(base_url={self.base_url!r}, model={self.model!r})"
+    name: ClassVar[str] = "anthropic"
+    path: ClassVar[str] = "/v1/messages"
+    id_prefix: ClassVar[str] = "toolu_"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
@@ -296,7 +289,7 @@ class AnthropicProvider(msgspec.Struct):
         return body
 
     def headers(self) -> dict[str, str]:
-        """Auth and version headers."""
+        """Auth and version headers: the key as `x-api-key`, or a bearer token when one is set."""
         headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream"}
         if self.auth_token:
             headers["authorization"] = f"Bearer {self.auth_token}"
@@ -304,34 +297,5 @@ class AnthropicProvider(msgspec.Struct):
             headers["x-api-key"] = self.api_key
         return headers
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        if self._client is None:
-            self._client = new_client(self.base_url)
-        trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
-        url = self.base_url.rstrip("/") + "/v1/messages"
-        assembler = AnthropicStreamAssembler()
-        body = self.build_body(request)
-        async with aclosing(
-            post_sse(
-                self._client,
-                url,
-                headers=self.headers(),
-                body=body,
-                provider="anthropic",
-                idle_timeout=self.idle_timeout,
-            )
-        ) as events:
-            async for sse in events:
-                for event in assembler.feed(decode_json_event(sse.data, "anthropic")):
-                    yield event
-                if assembler.stopped:
-                    break
-        # The API's ids are unique, and it refuses a request that repeats one; a proxy may not keep to that.
-        response = with_distinct_call_ids(assembler.finish(), request.messages, "toolu_")
-        trace_response(response)
-        yield response
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+    def new_stream(self) -> AnthropicStreamAssembler:
+        return AnthropicStreamAssembler()

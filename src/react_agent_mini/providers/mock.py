@@ -2,7 +2,7 @@
 
 It reads the request the loop built (the user's last text and the tool results since) and answers from a
 script, streaming its text in small pieces like a real model:
-- `echo <text>` (the seed's convention): call Echo with `<text>`, then answer `Echo reply: <result>`;
+- `echo <text>` (upstream react-agent-mini's convention): call Echo with `<text>`, then answer `Echo reply: <result>`;
 - anything else: the demo. With the codebase tools it globs and greps the workspace in one message (two calls
   run in parallel), reads the file it found, and answers from what it read; with only Echo, it echoes twice.
 Everything it says is labelled as scripted, so nobody mistakes it for a model.

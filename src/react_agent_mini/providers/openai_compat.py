@@ -1,5 +1,8 @@
 """OpenAI-compatible Chat Completions (DeepSeek, OpenAI, vLLM, Ollama, llama.cpp): our messages out, SSE in.
 
+The wire format only: credentials, the client and the call itself are the shared provider part
+(`http_provider.py`).
+
 Wire facts this adapter relies on:
 - tool results travel as `role: "tool"` messages right after the assistant message that called them;
 - streamed tool calls arrive as fragments keyed by `index`, their `arguments` split anywhere inside the JSON;
@@ -14,15 +17,14 @@ Wire facts this adapter relies on:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterator, Sequence
-from contextlib import aclosing
+from collections.abc import Iterator, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import msgspec
 
-from ..compact.memo import IdentityMemo, PrefixMemo
 from ..events import ModelEvent, ModelResponse, StopReason, TextDelta, ThinkingDelta
+from ..memo import IdentityMemo, PrefixMemo
 from ..messages import (
     ContentBlock,
     Message,
@@ -32,13 +34,9 @@ from ..messages import (
     ToolUseBlock,
     Usage,
 )
-from ..trace import trace
-from .base import ModelRequest, ToolSpec, decode_json_event, trace_response, with_distinct_call_ids
+from .base import ModelRequest, ToolSpec, decode_json_event
 from .errors import ProviderError, ServerError, StreamInterrupted
-from .http import STREAM_IDLE_TIMEOUT, new_client, post_sse
-
-if TYPE_CHECKING:
-    import httpx
+from .http_provider import HttpProvider
 
 ERROR_PREFIX = "Error: "
 """OpenAI's tool message has no error flag; the content says it instead."""
@@ -141,6 +139,15 @@ class OpenAIStreamAssembler(msgspec.Struct):
     calls: dict[int, _ToolCallParts] = msgspec.field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = msgspec.field(default_factory=Usage)
+    stopped: bool = False
+    """`data: [DONE]` came: the stream is over."""
+
+    def take(self, data: str) -> Iterator[ModelEvent]:
+        """One event's data: `[DONE]` ends the stream, anything else is a JSON chunk (`feed`)."""
+        if data.strip() == "[DONE]":
+            self.stopped = True
+            return iter(())
+        return self.feed(decode_json_event(data, "openai"))
 
     def feed(self, chunk: dict[str, Any]) -> Iterator[ModelEvent]:
         """Take one decoded chunk; yield the deltas it carries."""
@@ -216,20 +223,12 @@ def parse_usage(raw: dict[str, Any]) -> Usage:
 # ---- the provider ----
 
 
-class OpenAICompatProvider(msgspec.Struct):
+class OpenAICompatProvider(HttpProvider):
     """Streams chat completions from any OpenAI-compatible server."""
 
-    api_key: str
-    base_url: str
-    model: str
-    max_tokens: int | None = None
-    idle_timeout: float = STREAM_IDLE_TIMEOUT
-    """Seconds of silence mid-stream after which the stream counts as dropped."""
-    name: str = "openai"
-    _client: httpx.AsyncClient | None = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"OpenAICompatProvider(base_url={self.base_url!r}, model={self.model!r})"
+    name: ClassVar[str] = "openai"
+    path: ClassVar[str] = "/chat/completions"
+    id_prefix: ClassVar[str] = "call_"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
@@ -246,30 +245,12 @@ class OpenAICompatProvider(msgspec.Struct):
             body["max_tokens"] = max_tokens
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        if self._client is None:
-            self._client = new_client(self.base_url)
-        trace("api.request", messages=len(request.messages), tools=len(request.tools), model=self.model)
-        url = self.base_url.rstrip("/") + "/chat/completions"
-        headers = {"authorization": f"Bearer {self.api_key}", "accept": "text/event-stream"}
-        assembler = OpenAIStreamAssembler()
-        body = self.build_body(request)
-        async with aclosing(
-            post_sse(self._client, url, headers=headers, body=body, provider="openai", idle_timeout=self.idle_timeout)
-        ) as events:
-            async for sse in events:
-                if sse.data.strip() == "[DONE]":
-                    break
-                for event in assembler.feed(decode_json_event(sse.data, "openai")):
-                    yield event
-        response = with_distinct_call_ids(assembler.finish(), request.messages, "call_")
-        trace_response(response)
-        yield response
+    def headers(self) -> dict[str, str]:
+        """The key as a bearer token."""
+        return {"authorization": f"Bearer {self.auth_token or self.api_key}", "accept": "text/event-stream"}
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+    def new_stream(self) -> OpenAIStreamAssembler:
+        return OpenAIStreamAssembler()
 
 
 __all__ = ["OpenAICompatProvider", "ProviderError", "to_openai_messages", "to_openai_tools"]

@@ -1,17 +1,20 @@
 """The filesystem one sandboxed command sees, as bwrap mount arguments (after `bwrap.base_mounts`).
 
 - workspace-write: the workspace and each `--add-dir` are bound writable. Inside each of them, what can make a
-  later program run stays read-only: `.git/config`, `.git/config.worktree`, `.git/hooks` (an empty read-only
-  `hooks` is put there when there is none) and the directory `core.hooksPath` names; the files the permission
+  later program run stays read-only: `.git/config`, `.git/config.worktree`, `.git/hooks` and the directory
+  `core.hooksPath` names (an empty read-only one is put there when there is none); the files the permission
   checker guards even in acceptEdits (`.mcp.json`, `.envrc`, `.agents/settings*.json`, `.claude/settings*.json`);
   ram's own user settings directory if it falls inside. `.git` itself is bound onto itself, so it cannot be
   renamed or replaced by another directory; a `.git` file (worktree, submodule) is read-only. The rest of `.git`
-  stays writable: `git add`, `git commit` and `git checkout` work; `git config` and `git remote add` do not.
+  stays writable: `git add`, `git commit` and `git checkout` work; `git config` and `git remote add` do not. The
+  submodules and worktrees kept in `.git` (`modules/*`, `worktrees/*`) get the same: their `config`,
+  `config.worktree` and `hooks` are read-only.
 - read-only: the workspace is visible, nothing is writable but the private temp dir.
 - both: the session's private temp dir is `/tmp` (TMPDIR=/tmp); the host's `/tmp` is not visible (unless the
   workspace contains it: then the private dir is bound at its own path and TMPDIR names it). Paths covered by a
   Read deny rule (`masks`) are hidden behind an empty directory or file that nobody may read (mode 000); one that
-  would hide a writable root or the temp dir itself is left visible, and said so.
+  would hide a writable root or the temp dir itself is left visible, and said so. Paths covered by an Edit or
+  Write deny rule are read-only.
 
 Mounts are ordered parents first (a shorter path before a longer one; at the same depth writable, then
 read-only, then hidden), so each layer covers the one below it.
@@ -82,8 +85,10 @@ def plan(
     hidden: Hidden,
     guarded: Iterable[str],
     user_config: Path,
+    frozen: Hidden | None = None,
 ) -> Layout:
-    """The mounts for a command in `mode` with `workspace` (and `extra` writable dirs), hiding `hidden`."""
+    """The mounts for a command in `mode` with `workspace` (and `extra` writable dirs), hiding `hidden`, keeping
+    `frozen` (what Edit deny rules cover) read-only."""
     roots = writable_roots(mode, workspace, extra)
     notes: list[str] = []
     mounts: list[_Mount] = []
@@ -100,6 +105,12 @@ def plan(
     config_dir = user_config.resolve()
     if any(_within(config_dir, root) for root in roots) and config_dir.is_dir():
         mounts.append(_Mount(config_dir, "ro", config_dir))
+    if frozen is not None:
+        for path in [*frozen.directories, *frozen.files]:
+            if any(_within(path, root) for root in roots):  # elsewhere everything is read-only already
+                mounts.append(_Mount(path, "ro", path))
+        if frozen.truncated:
+            notes.append("the sandbox stopped looking for files covered by Edit deny rules after 100,000 names")
     keep_visible = [*roots, props.private_tmp, workspace.resolve()]
     for path, kind in [*((d, "hide-dir") for d in hidden.directories), *((f, "hide-file") for f in hidden.files)]:
         if any(_within(root, path) for root in keep_visible):
@@ -131,14 +142,50 @@ def _protected(root: Path, guarded: Sequence[str], props: Props) -> list[_Mount]
         elif not os.path.lexists(hooks):
             out.append(_Mount(hooks, "empty-dir", props.empty_dir))
         hooks_path = _hooks_path(git / "config", root)
-        if hooks_path is not None:
+        if hooks_path is not None and hooks_path.is_dir():
             out.append(_Mount(hooks_path, "ro", hooks_path))
+        elif hooks_path is not None and not os.path.lexists(hooks_path):
+            out.append(_Mount(hooks_path, "empty-dir", props.empty_dir))  # or a command could make it, hooks and all
+        out += _inner_repositories(git)
     elif git.is_file():
         out.append(_Mount(git, "ro", git))
     for name in guarded:
         path = root / name
         if path.is_file() and not path.is_symlink():
             out.append(_Mount(path, "ro", path))
+    from ..permissions.policy import GUARDED_DIRS
+
+    for name in GUARDED_DIRS:  # the scripts settings-file hooks run, outside the sandbox
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            out.append(_Mount(path, "ro", path))
+    return out
+
+
+def _inner_repositories(git: Path, limit: int = 200) -> list[_Mount]:
+    """The configuration and hooks of the repositories kept inside `.git`: submodules (`modules/NAME`, nested
+    `modules/NAME/modules/...`) and worktrees (`worktrees/NAME/config.worktree`). git runs what they name when
+    it works in a submodule (`git status` recurses into them) or a worktree, so they are read-only like `.git`'s."""
+    out: list[_Mount] = []
+    todo = [git / "modules", git / "worktrees"]
+    seen = 0
+    while todo and seen < limit:
+        directory = todo.pop()
+        try:
+            entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            inner = Path(entry.path)
+            for name in (*GIT_PROTECTED, "hooks"):
+                path = inner / name
+                if (path.is_dir() if name == "hooks" else path.is_file()) and not path.is_symlink():
+                    out.append(_Mount(path, "ro", path))
+            if (inner / "config").is_file() or (inner / "HEAD").is_file():
+                todo.append(inner / "modules")  # a repository: its own submodules
+            elif directory.name != "worktrees":
+                todo.append(inner)  # a submodule named with a slash: `modules/libs/x`
     return out
 
 
@@ -147,7 +194,8 @@ _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MU
 
 def _hooks_path(config: Path, root: Path) -> Path | None:
     """The directory `core.hooksPath` names (husky's `.husky`, a `.githooks`), when it is inside `root`: its
-    scripts run at the next `git commit`, yours included, so they stay read-only too."""
+    scripts run at the next `git commit`, yours included, so they stay read-only too (and one that is not there
+    yet stays empty)."""
     try:
         found = _HOOKS_PATH.findall(config.read_text(encoding="utf-8", errors="replace"))
     except OSError:
@@ -155,7 +203,7 @@ def _hooks_path(config: Path, root: Path) -> Path | None:
     if not found:
         return None
     path = (root / os.path.expanduser(found[-1].strip('"'))).resolve()
-    return path if path.is_dir() and _within(path, root) else None
+    return path if _within(path, root) and path != root else None
 
 
 def _arguments(mounts: list[_Mount]) -> list[str]:

@@ -10,6 +10,8 @@ denies): a directory the rule covers whole — itself or every name in it — is
 is hidden alone. Symbolic links are not followed (what one points at is hidden where it really is); `.git`
 directories are not entered.
 
+Edit and Write deny rules are found the same way (`frozen_paths`): what they cover stays read-only in the sandbox.
+
 This runs before every sandboxed command, so a file that starts to match after one command (created by it, or by
 you meanwhile) is hidden from the next one on; a command does see what it creates itself while it runs. A hard
 link made to a denied file under another name is not covered (the checker does not see it either). The walk
@@ -22,6 +24,8 @@ import fnmatch
 import os
 from pathlib import Path
 from typing import NamedTuple
+
+import msgspec
 
 from ..permissions.rules import RuleSet
 
@@ -61,6 +65,17 @@ def hidden_paths(rules: RuleSet, workspace: Path, limit: int = WALK_LIMIT) -> Hi
     for walk in walks:
         finder.walk(walk)
     return Hidden(sorted(finder.dirs), sorted(finder.files), finder.seen > limit)
+
+
+def frozen_paths(rules: RuleSet, workspace: Path, limit: int = WALK_LIMIT) -> Hidden:
+    """The directories and files that the `Edit` and `Write` deny rules in `rules` cover now, found as `hidden_paths`
+    finds those of Read rules: the sandbox keeps them read-only, so that a program the checker cannot see into
+    (`python -c`, a script) cannot change them either."""
+    as_read = RuleSet()
+    for _kind, rule in rules.rules("deny"):
+        if rule.tool in ("Edit", "Write") and rule.specifier:
+            as_read.add_rule("deny", msgspec.structs.replace(rule, tool="Read"))
+    return hidden_paths(as_read, workspace, limit)
 
 
 def _plan(spec: str, workspace: Path, project_root: str | None) -> _Walk:

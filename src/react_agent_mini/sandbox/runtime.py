@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..tools.bash import NO_OUTPUT
 from . import bwrap, layout
-from .masks import hidden_paths
+from .masks import frozen_paths, hidden_paths
 from .settings import user_settings_file
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ class Runtime:
         sandbox, config = self.sandbox, self.sandbox.config
         from ..permissions.policy import GUARDED_FILES
 
-        hidden = hidden_paths(sandbox.rules(), sandbox.workspace)
+        rules = sandbox.rules()
+        hidden = hidden_paths(rules, sandbox.workspace)
+        frozen = frozen_paths(rules, sandbox.workspace) if config.mode == "workspace-write" else None
         plan = layout.plan(
             config.mode,
             sandbox.workspace,
@@ -106,6 +108,7 @@ class Runtime:
             hidden,
             sorted(GUARDED_FILES),
             user_settings_file(sandbox.env).parent,
+            frozen,
         )
         for note in plan.notes:
             self._say(note)

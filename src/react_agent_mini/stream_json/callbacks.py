@@ -19,8 +19,8 @@ from ..permissions.policy import Allow, Answer, Decision, Deny, PermissionPolicy
 from ..permissions.rules import EDIT_TOOLS, RuleKind
 from .control import ControlChannel, ControlError
 
-FIRED_HOOKS = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"})
-"""The hook events ram runs (the others of `HOOK_EVENTS` can be registered but never fire yet)."""
+FIRED_HOOKS = frozenset(HOOK_EVENTS)
+"""The hook events ram runs (all it knows; SessionStart fires before `initialize` can register one)."""
 
 DENIED = "The user denied this tool use."
 """A deny answer's message when the client gave none."""

@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TextIO
 
 import msgspec
@@ -28,10 +28,10 @@ from .. import __version__
 from ..app import SessionOptions
 from ..claude_flags import SDK_PERMISSION_MODES
 from ..config import ProviderConfig
-from ..events import AssistantTurn, Compacted, Terminal, ToolFinished, ToolResults
-from ..headless import budget_applies, init_info, over_budget
+from ..events import AssistantTurn, Compacted, Terminal, ToolResults
+from ..headless import budget_applies, denied_call, init_info, over_budget
 from ..hooks import Hooks
-from ..host import Remark, SessionHost, Waiting
+from ..host import Remark, SessionHost, TurnScope, Waiting
 from ..messages import Message
 from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..permissions.rules import PERMISSION_MODES, PermissionMode
@@ -276,7 +276,20 @@ class Driver:
             host.session.system_prompt = host.built.knowledge.replace_prompts(base, extra)
         if request.get("sdkMcpServers"):
             self.complain("warning: initialize: ram cannot reach MCP servers that live in the SDK process; skipped")
+        agents = request.get("agents")
+        if isinstance(agents, Mapping) and agents:  # the SDK's `agents=`: more types for the Agent tool
+            from ..subagents.definitions import program_agents
+
+            given, problems = program_agents(agents)
+            host.built.agents.add(given)
+            host.session.tools.changed()
+            for problem in problems:
+                self.complain(f"warning: initialize: {problem}")
         commands = [{"name": "compact", "description": "summarise the conversation now", "argumentHint": "[focus]"}]
+        commands += [
+            {"name": c.name, "description": c.description or "custom command", "argumentHint": c.argument_hint}
+            for c in host.built.commands.commands
+        ]
         commands += [
             {"name": skill.id, "description": skill.description or "skill", "argumentHint": "[arguments]"}
             for skill in host.built.knowledge.skills
@@ -284,7 +297,10 @@ class Driver:
         model = host.model
         return {
             "commands": commands,
-            "agents": [],
+            "agents": [
+                {"name": a.name, "description": a.description, "model": a.model or None}
+                for a in host.built.agents.agents
+            ],
             "output_style": "default",
             "available_output_styles": ["default"],
             "models": [{"value": model, "displayName": model, "description": f"{host.config.kind}: {model} (ram)"}],
@@ -401,12 +417,13 @@ class Driver:
             writer.init(self.init_info())
             self.finish(Terminal("error", 0, "the user message has no text content"), summary, started, 0.0)
             return
-        inject: list[Message] = []
+        inject: Sequence[Message] = []
+        scope: TurnScope | None = None
         if not line.get("client_composed") and content.startswith("/"):
             command = await self.slash(content, summary, started)
             if command is None:
                 return
-            content, inject = command
+            content, inject, scope = command
         self.in_turn, self.interrupt_pending = True, False
         terminal = Terminal("error", 0, "the turn ended without a result")
         api_seconds = 0.0
@@ -416,7 +433,7 @@ class Driver:
                     self.complain(f"warning: {warning}")
             writer.init(self.init_info())  # at the start of the turn, before the model answers, as Claude Code
             api_started = time.monotonic()
-            async for event in host.turn(content, inject=inject):
+            async for event in host.turn(content, inject=inject, scope=scope):
                 if self.interrupt_pending and host.interrupt("interrupted by the client"):
                     self.interrupt_pending = False
                 if isinstance(event, Remark):
@@ -432,8 +449,7 @@ class Driver:
                         host.interrupt("budget")
                 elif isinstance(event, ToolResults):
                     api_started = time.monotonic()
-                elif isinstance(event, ToolFinished) and event.denied:
-                    use = event.tool_use
+                elif (use := denied_call(event)) is not None:
                     summary.permission_denials.append(
                         {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
                     )
@@ -447,9 +463,12 @@ class Driver:
             self.in_turn = False
         self.finish(terminal, summary, started, api_seconds)
 
-    async def slash(self, text: str, summary: TurnSummary, started: float) -> tuple[str, list[Message]] | None:
-        """`/compact [focus]` runs here (None: done); `/<skill> [args]` gives the text and the skill's body to
-        send; anything else is sent as typed."""
+    async def slash(
+        self, text: str, summary: TurnSummary, started: float
+    ) -> tuple[str, Sequence[Message], TurnScope | None] | None:
+        """`/compact [focus]` runs here (None: done); a custom command gives its expanded text, files and scope;
+        `/<skill> [args]` the text and the skill's body to send; anything else is sent as typed."""
+        from ..custom_commands.invoke import Failed, invoke, lookup
         from ..tools.skill import SkillTool
 
         name, _, args = text[1:].partition(" ")
@@ -472,12 +491,21 @@ class Driver:
                     Terminal("error", 0, outcome) if failed else Terminal("completed", 0), summary, started, 0.0
                 )
             return None
+        custom = lookup(host.built, text)
+        if custom is not None:
+            invoked = await invoke(host.built, *custom)
+            if isinstance(invoked, Failed):
+                assert self.writer is not None
+                self.writer.init(self.init_info())
+                self.finish(Terminal("error", 0, invoked.message), summary, started, 0.0)
+                return None
+            return invoked.text, invoked.attached, invoked.scope
         tool = host.session.tools.get("Skill")
         if isinstance(tool, SkillTool) and tool.find(name) is not None:
             output = tool.load(name, args.strip() or None)
             if not output.is_error and output.after:
-                return args.strip(), [Message("user", tuple(output.after), meta=True)]
-        return text, []
+                return args.strip(), [Message("user", tuple(output.after), meta=True)], None
+        return text, [], None
 
     def finish(self, terminal: Terminal, summary: TurnSummary, started: float, api_seconds: float) -> None:
         host, writer = self.live, self.writer

@@ -43,9 +43,16 @@ def _wire_content(message: Message) -> list[dict[str, Any]]:
 
 
 def assistant_line(
-    message: Message, *, session_id: str, model: str, usage: Usage | None = None, stop_reason: StopReason | None = None
+    message: Message,
+    *,
+    session_id: str,
+    model: str,
+    usage: Usage | None = None,
+    stop_reason: StopReason | None = None,
+    parent_tool_use_id: str | None = None,
 ) -> dict[str, Any]:
-    """An `assistant` line: the whole message the model wrote."""
+    """An `assistant` line: the whole message the model wrote (`parent_tool_use_id`: the Agent call whose
+    subagent wrote it)."""
     body: dict[str, Any] = {
         "id": f"msg_{message.id}" if message.id else f"msg_{new_uuid()}",
         "type": "message",
@@ -60,18 +67,18 @@ def assistant_line(
     return {
         "type": "assistant",
         "message": body,
-        "parent_tool_use_id": None,
+        "parent_tool_use_id": parent_tool_use_id,
         "session_id": session_id,
         "uuid": _message_uuid(message),
     }
 
 
-def user_line(message: Message, *, session_id: str) -> dict[str, Any]:
+def user_line(message: Message, *, session_id: str, parent_tool_use_id: str | None = None) -> dict[str, Any]:
     """A `user` line: tool results (and anything placed after them) the agent sent back to the model."""
     return {
         "type": "user",
         "message": {"role": "user", "content": _wire_content(message)},
-        "parent_tool_use_id": None,
+        "parent_tool_use_id": parent_tool_use_id,
         "session_id": session_id,
         "uuid": _message_uuid(message),
     }
@@ -96,6 +103,8 @@ class InitInfo(msgspec.Struct, frozen=True):
     mcp_servers: Sequence[dict[str, str]] = ()
     slash_commands: Sequence[str] = ()
     skills: Sequence[str] = ()
+    agents: Sequence[str] = ()
+    """The agent types the Agent tool offers."""
     api_key_source: str = "none"
 
 
@@ -114,7 +123,7 @@ def init_line(info: InitInfo) -> dict[str, Any]:
         apiKeySource=info.api_key_source,
         claude_code_version=info.version,
         output_style="default",
-        agents=[],
+        agents=list(info.agents),
         plugins=[],
     )
 

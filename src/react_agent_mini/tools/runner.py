@@ -11,18 +11,20 @@ turn, calls that did not run get a "skipped" result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from ..abort import Aborted, AbortSignal
-from ..events import Notice, ToolFinished, ToolStarted
+from ..events import Notice, ToolFinished, ToolProgress, ToolStarted
 from ..hooks import Hooks
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..permissions.policy import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from ..trace import trace
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
+from .observed import observed
 
 MAX_PARALLEL = 10
 """Concurrency-safe calls of one message run at most this many at a time (Claude Code's default is 10)."""
@@ -73,9 +75,9 @@ def _batches(uses: Sequence[ToolUseBlock], registry: ToolRegistry) -> list[list[
 
 async def run_tool_calls(
     uses: Sequence[ToolUseBlock], run: ToolRun
-) -> AsyncGenerator[ToolStarted | ToolFinished | Notice, None]:
+) -> AsyncGenerator[ToolStarted | ToolFinished | ToolProgress | Notice, None]:
     """Yield ToolStarted for each call as it is reached and exactly one ToolFinished per call (and a Notice for
-    each line a hook has for the user)."""
+    each line a hook has for the user, a ToolProgress for each event a running call reports)."""
     for batch in _batches(uses, run.registry):
         ready: list[_Ready] = []
         for use in batch:
@@ -88,24 +90,43 @@ async def run_tool_calls(
                 ready.append(outcome)
             else:
                 yield _finish(use, outcome)
-        if len(ready) == 1:
-            output = await _execute(ready[0], run)
-            for line in _drain(run):
-                yield line
-            yield _finish(ready[0].use, output)
-        elif ready:
-            bound = asyncio.Semaphore(MAX_PARALLEL)
-            tasks = [asyncio.ensure_future(_execute_tagged(r, run, bound)) for r in ready]
-            try:
-                for next_done in asyncio.as_completed(tasks):
-                    item, output = await next_done
-                    for line in _drain(run):
-                        yield line
-                    yield _finish(item.use, output)
-            finally:  # cancelled, or closed before the batch finished: the calls still running stop too
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+        if ready:
+            async with contextlib.aclosing(_execute_all(ready, run)) as running:
+                async for item in running:
+                    yield item
+
+
+async def _execute_all(ready: Sequence[_Ready], run: ToolRun) -> AsyncGenerator[ToolProgress | Notice | ToolFinished]:
+    """Run the ready calls of one batch together (at most `MAX_PARALLEL` at a time); yield what they report while
+    they run (`ToolProgress`), and each one's `ToolFinished` as it ends."""
+    progress: asyncio.Queue[ToolProgress] = asyncio.Queue()
+    bound = asyncio.Semaphore(MAX_PARALLEL)
+    tasks = [asyncio.ensure_future(_execute_tagged(r, run, bound, progress)) for r in ready]
+    pending = set(tasks)
+    getter: asyncio.Future[ToolProgress] | None = None
+    try:
+        while pending:
+            if getter is None:
+                getter = asyncio.ensure_future(progress.get())
+            waiting: set[asyncio.Future[Any]] = {getter, *pending}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                yield getter.result()
+                getter = None
+            while not progress.empty():  # what a call reported comes before its result
+                yield progress.get_nowait()
+            for task in sorted(pending & done, key=tasks.index):
+                pending.discard(task)
+                item, output = task.result()
+                for line in _drain(run):
+                    yield line
+                yield _finish(item.use, output)
+    finally:  # cancelled, or closed before the batch finished: the calls still running stop too
+        if getter is not None:
+            getter.cancel()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _drain(run: ToolRun) -> list[Notice]:
@@ -192,21 +213,31 @@ def _stopped(event: str, reason: str) -> str:
     return f"Stopped by a {event} hook: {reason}" if reason else f"Stopped by a {event} hook."
 
 
-async def _execute_tagged(ready: _Ready, run: ToolRun, bound: asyncio.Semaphore) -> tuple[_Ready, ToolOutput]:
+async def _execute_tagged(
+    ready: _Ready, run: ToolRun, bound: asyncio.Semaphore, progress: asyncio.Queue[ToolProgress]
+) -> tuple[_Ready, ToolOutput]:
     async with bound:
-        return ready, await _execute(ready, run)
+        return ready, await _execute(ready, run, progress)
 
 
-async def _execute(ready: _Ready, run: ToolRun) -> ToolOutput:
+async def _execute(ready: _Ready, run: ToolRun, progress: asyncio.Queue[ToolProgress]) -> ToolOutput:
     if run.signal.aborted or run.end_turn:
         return ToolOutput(SKIPPED, is_error=True)
+    use = ready.use
+
+    def report(event: Any) -> None:
+        progress.put_nowait(ToolProgress(use, event))
+
     try:
-        context = msgspec.structs.replace(run.context, call_id=ready.use.id)
-        output = await run.signal.race(ready.tool.call(ready.args, context))
+        context = msgspec.structs.replace(run.context, call_id=use.id, progress=report)
+        async with observed(context, use.name, ready.raw):  # checkpoints see what the call may change
+            output = await run.signal.race(ready.tool.call(ready.args, context))
     except Aborted:
         return ToolOutput(INTERRUPTED, is_error=True)
     except Exception as exc:  # a tool bug must not break the conversation
-        return ToolOutput(f"{ready.use.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return ToolOutput(f"{use.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+    if output.end_turn:
+        run.end_turn = True
     if not output.is_error and run.hooks is not None and run.hooks.active("PostToolUse", ready.use.name):
         output = await _after_hooks(ready, output, run)
     if ready.context:

@@ -27,6 +27,7 @@ from ..events import (
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolProgress,
     ToolResults,
     ToolStarted,
 )
@@ -46,6 +47,7 @@ DIFF_LINES_AFTER = 40
 OUTPUT_TAIL_LINES = 5
 """Lines of a Bash command's output shown under its tool line (`/output` shows them all)."""
 LIVE_REFRESH_PER_SECOND = 12
+AGENT_TOOLS = frozenset({"Agent", "Task"})
 DECLINED_PREFIX = "The user doesn't want to proceed"
 SKIPPED_PREFIX = "Skipped because"
 INTERRUPTED_PREFIX = "Interrupted by the user"
@@ -291,6 +293,8 @@ class TurnView:
         """What the turn waits for before the model is called (e.g. MCP servers starting); shown by the spinner."""
         self._heard = time.monotonic()
         """When the last event arrived (a model that goes quiet mid-answer is shown as waited for)."""
+        self._agents: dict[str, list[int]] = {}
+        """Agent calls running: their tool calls shown so far (a one-item list, counted in place)."""
 
     # ---- live area ----
 
@@ -375,6 +379,11 @@ class TurnView:
             self._running[use.id] = visible(f"{use.name} {one_line(label, 80)}".strip())
             if use.name in ("Edit", "Write"):
                 self._previews[use.id] = preview_for(use.name, self.root, use.input)
+            if use.name in AGENT_TOOLS:  # its own calls are shown under it as they happen
+                self._agents[use.id] = [0]
+                self._print(tool_line(use, label), "tool", no_wrap=True, overflow="ellipsis")
+        elif isinstance(event, ToolProgress):
+            self._inner(event)
         elif isinstance(event, ToolFinished):
             self._tool_finished(event)
         elif isinstance(event, ToolResults):
@@ -398,11 +407,43 @@ class TurnView:
         elif isinstance(event, Compacted):
             self.note(event.notice, style="dim")
 
+    def _inner(self, progress: ToolProgress) -> None:
+        """A subagent's tool call, under its Agent line (named by the agent when several run at once)."""
+        from .checklist import inner_error, inner_line
+
+        parent, event = progress.tool_use, progress.event
+        counted = self._agents.setdefault(parent.id, [0])
+        who = f"{parent.input.get('description', parent.name)}: " if len(self._agents) > 1 else ""
+        if isinstance(event, ToolStarted):
+            label = f"{event.tool_use.name} {one_line(self.describe(event.tool_use), 60)}".strip()
+            self._running[parent.id] = visible(f"{parent.name} {who}{label}")
+        elif isinstance(event, ToolFinished):
+            label = f"{who}{event.tool_use.name} {one_line(self.describe(event.tool_use), 100)}".strip()
+            first = counted[0] == 0
+            counted[0] += 1
+            if event.result.is_error:
+                self._print(inner_error(label, error_text(event.result.content), first), "tool")
+            else:
+                self._print(inner_line(label, first), "tool")
+
     def _tool_finished(self, event: ToolFinished) -> None:
         use, result = event.tool_use, event.result
         self._running.pop(use.id, None)
         preview = self._previews.pop(use.id, None)
         label = self.describe(use)
+        if use.id in self._agents:
+            from .checklist import agent_done
+
+            calls = self._agents.pop(use.id)[0]
+            self._print(agent_done(calls, error_text(result.content) if result.is_error else None), "tool")
+            return
+        if use.name == "TodoWrite" and not result.is_error:
+            from ..tools.todo import parse_todos
+            from .checklist import checklist
+
+            self._print(tool_line(use, label), "tool", no_wrap=True, overflow="ellipsis")
+            self._print(checklist(parse_todos(use.input) or ()), "tool")
+            return
         ran = bash_outcome(result.content, result.is_error) if use.name == "Bash" and not event.denied else None
         if ran is not None:  # the command ran: its last lines, and for a failure its status (`Exit code 1`) in red
             output, status = ran if result.is_error else (result.content, "")
@@ -427,7 +468,7 @@ class TurnView:
                 self.note("Interrupted. The conversation goes on: type your next message.")
             elif self.declined:
                 self.note(f"Turn interrupted: you declined {self.declined}. Tell the agent what to do instead.")
-            else:
+            elif not terminal.error:  # with one (a UserPromptSubmit hook's block), a notice said why already
                 self.note("Turn interrupted.")
         elif terminal.reason == "error":
             self.note(f"error: {terminal.error}", style="bold red")

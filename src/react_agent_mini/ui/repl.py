@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..app import Assembled, SessionOptions
-    from ..host import SessionHost
+    from ..custom_commands.catalog import CommandCatalog
+    from ..host import SessionHost, TurnScope
     from ..messages import Message, ToolUseBlock
     from ..permissions.policy import Answer, PermissionRequest
     from ..tools.skill import SkillTool
@@ -42,6 +43,18 @@ if TYPE_CHECKING:
     from .render import TurnView
 
 DOUBLE_PRESS_SECONDS = 1.0
+IDLE_NOTIFY_SECONDS = 60.0
+"""How long the prompt waits after a turn before the Notification hooks say so (Claude Code's default)."""
+
+
+def idle_seconds() -> float:
+    """`RAM_IDLE_NOTIFY_SECONDS`, else `IDLE_NOTIFY_SECONDS`."""
+    try:
+        return max(0.0, float(os.environ.get("RAM_IDLE_NOTIFY_SECONDS", IDLE_NOTIFY_SECONDS)))
+    except ValueError:
+        return IDLE_NOTIFY_SECONDS
+
+
 MOCK_PACE = 0.01
 """Seconds between chunks of the offline demo model, so its answers stream visibly."""
 
@@ -91,6 +104,10 @@ class Repl:
         self._permission_prompt: PermissionPrompt | None = None
         self._permission_lock = asyncio.Lock()
         self._file_index = FileIndex(self.cwd)
+        self._answered = False
+        """A turn ended since the prompt was last shown: waiting for the user is worth a Notification hook."""
+        self._early_commands: CommandCatalog | None = None
+        """Custom commands found before the session is built (so /help and Tab have them at once)."""
 
     # ---- startup and shutdown ----
 
@@ -141,6 +158,8 @@ class Repl:
 
         options = msgspec.structs.replace(self.options, mock_chunk_delay=MOCK_PACE)
         host = SessionHost.build(self.config, options, asker=self._ask_permission)
+        host.end_reason = "prompt_input_exit"
+        host.built.commands.commands  # noqa: B018 (found here, off the main thread, before /help or Tab needs them)
         preload()
         if self._console is None:
             self._console = make_console()
@@ -206,6 +225,7 @@ class Repl:
         while True:
             if self._exit_code is not None:
                 return self._exit_code
+            idle = self._idle_timer()
             try:
                 line = await self.input.read()
             except PromptInterrupted:
@@ -219,6 +239,9 @@ class Repl:
                 continue
             except (EOFError, OSError):  # Ctrl+D, or the terminal went away
                 return 0
+            finally:
+                if idle is not None:
+                    idle.cancel()
             if not line.strip():
                 continue
             leave = await self._busy(self._handle(line))
@@ -226,6 +249,19 @@ class Repl:
                 return self._exit_code
             if leave:
                 return 0
+
+    def _idle_timer(self) -> asyncio.TimerHandle | None:
+        """After a turn: run the Notification hooks (`idle_prompt`) once the prompt has waited `idle_seconds()`."""
+        hooks = self.built.hooks if self.built is not None else None
+        if not self._answered or hooks is None:
+            return None
+        self._answered = False
+        from ..session_hooks import NOTIFY_IDLE, notify
+
+        def fire() -> None:
+            notify(hooks, "ram is waiting for your input", NOTIFY_IDLE)
+
+        return asyncio.get_running_loop().call_later(idle_seconds(), fire)
 
     async def _handle(self, line: str) -> bool:
         text = line.strip()
@@ -298,8 +334,9 @@ class Repl:
         for warning in await built.mcp.join(built.session.tools):
             self.say(f"warning: {warning}", "yellow")
 
-    async def turn(self, text: str, inject: Sequence[Message] = ()) -> None:
-        """Send `text` (after `inject`) and show the turn until it ends, then the status line."""
+    async def turn(self, text: str, inject: Sequence[Message] = (), scope: TurnScope | None = None) -> None:
+        """Send `text` (after `inject`) and show the turn until it ends, then the status line; `scope`: a custom
+        command's allowed tools and model."""
         from ..events import Terminal
         from ..host import Remark, Waiting
         from .render import TurnView
@@ -313,7 +350,7 @@ class Repl:
         with self._quiet_keyboard():
             view.start()
             try:
-                async for event in host.turn(text, inject=inject):
+                async for event in host.turn(text, inject=inject, scope=scope):
                     if isinstance(event, Remark):
                         self.say(event.text, _style(event.text))
                     elif isinstance(event, Waiting):
@@ -335,6 +372,7 @@ class Repl:
             finally:
                 self.view = None
                 view.finish(terminal, interrupted=self._interrupted)
+        self._answered = True
         self._status_line(built)
 
     def _repair(self) -> None:
@@ -510,6 +548,16 @@ class Repl:
 
     def recap(self, title: str) -> None:
         self.say(self.recap_text(title), "dim")
+
+    def command_catalog(self) -> CommandCatalog:
+        """The custom commands: the session's once it is built, found here before that (for /help and Tab)."""
+        if self.built is not None:
+            return self.built.commands
+        if self._early_commands is None:
+            from ..custom_commands.catalog import CommandCatalog
+
+            self._early_commands = CommandCatalog(self.cwd, os.environ)
+        return self._early_commands
 
     def skill_tool(self, built: Assembled) -> SkillTool | None:
         from ..tools.skill import SkillTool

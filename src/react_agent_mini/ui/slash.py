@@ -1,9 +1,10 @@
 """Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
-`/output`, `/exit`/`/quit`, `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
+`/output`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands (`.claude/commands/`),
+`/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
-Resolution order: built-in → MCP prompt (a `:` in the name) → skill → unknown. An unknown command is reported
-and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a command,
-and goes to the model as a message.
+Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
+is reported and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a
+command, and goes to the model as a message.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..pricing import cost_usd, format_cost
 
 if TYPE_CHECKING:
     from ..app import Assembled
+    from ..custom_commands.catalog import CustomCommand
     from ..transcript import SessionInfo
     from .repl import Repl
 
@@ -45,6 +47,9 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
     Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
     Builtin("/output", "/output [N]", "everything the last Bash command printed (N: the N-th last)"),
+    Builtin("/rewind", "/rewind [N] [code|conversation]", "code and conversation back to after turn N (0: the start)"),
+    Builtin("/hooks", "/hooks", "the hooks that run in this session: events, matchers, commands, files"),
+    Builtin("/agents", "/agents", "the agent types the Agent tool can start"),
     Builtin("/exit", "/exit, /quit", "leave (Ctrl+D works too)"),
     Builtin("/quit", "/quit", "leave"),
 )
@@ -141,6 +146,9 @@ class SlashCommands:
             "/init": self.init,
             "/resume": self.resume,
             "/output": self.output,
+            "/rewind": self.rewind,
+            "/hooks": self.hooks,
+            "/agents": self.agents,
             "/exit": self.exit,
             "/quit": self.exit,
         }
@@ -152,6 +160,13 @@ class SlashCommands:
         handler = self._handlers.get(name)
         if handler is not None:
             return await handler(args)
+        from ..custom_commands.invoke import lookup
+
+        built = await self.repl.ready()
+        custom = lookup(built, line.strip())
+        if custom is not None:
+            await self.custom(*custom)
+            return False
         if ":" in name:
             await self.mcp_prompt(name[1:], args)
             return False
@@ -167,8 +182,12 @@ class SlashCommands:
     # ---- listings (help and completion) ----
 
     def completions(self) -> list[tuple[str, str]]:
-        """(`/name`, description) of every command: built-ins, then MCP prompts, then skills."""
+        """(`/name`, description) of every command: built-ins, custom commands, MCP prompts, then skills."""
         out = [(b.name, b.help) for b in BUILTINS]
+        for command in self.repl.command_catalog().commands:  # found before the session is built too
+            if f"/{command.name}" not in BUILTIN_NAMES:
+                hint = f" {command.argument_hint}" if command.argument_hint else ""
+                out.append((f"/{command.name}", (command.description or "custom command") + hint))
         built = self.repl.built
         if built is not None:
             if built.mcp.manager is not None:
@@ -201,6 +220,13 @@ class SlashCommands:
         lines = ["commands:"]
         lines += [f"  {b.usage:<30} {b.help}" for b in BUILTINS if b.name != "/quit"]
         built = self.repl.built
+        catalog = self.repl.command_catalog()
+        if catalog.commands:
+            lines.append("custom commands (.claude/commands/, .agents/commands/):")
+            for command in catalog.commands:
+                usage = f"/{command.name} {command.argument_hint}".strip()
+                lines.append(f"  {usage:<30} {command.description}")
+        lines += [f"warning: {warning}" for warning in catalog.warnings]
         if built is not None and built.knowledge.skills:
             lines.append("skills (/<id> [args] loads the skill and runs it):")
             lines += [f"  /{s.id:<29} {s.description}" for s in built.knowledge.skills]
@@ -214,7 +240,8 @@ class SlashCommands:
     async def clear(self, args: str) -> bool:
         built = await self.repl.ready()
         saved = built.recorder.saved
-        built.new_conversation()
+        assert self.repl.host is not None
+        await self.repl.host.new_conversation()
         kept = " (the previous one is in /resume)" if saved else ""
         self.repl.say(f"conversation cleared — a new session starts{kept}", "dim")
         return False
@@ -335,8 +362,9 @@ class SlashCommands:
             picked = matches[0]
         from ..session_lock import SessionInUse
 
+        assert self.repl.host is not None
         try:
-            warnings = built.switch_to(picked.path)
+            warnings = await self.repl.host.switch_to(picked.path)
         except (OSError, SessionInUse) as exc:  # in use: nothing changed, this conversation goes on
             self.repl.say(f"could not resume {picked.session_id[:12]}: {exc}", "red")
             return False
@@ -369,8 +397,59 @@ class SlashCommands:
             self.repl.say(content)
         return False
 
+    async def hooks(self, args: str) -> bool:
+        built = await self.repl.ready()
+        entries = built.hooks.entries if built.hooks is not None else []
+        if not entries:
+            self.repl.say(
+                "no hooks: add them to .claude/settings.json, .agents/settings.json or "
+                '~/.config/react-agent-mini/settings.json ({"hooks": {"PreToolUse": [...]}})'
+            )
+            return False
+        lines = ["hooks (each runs on this machine, outside the sandbox; read at start — restart to change them):"]
+        for entry in entries:
+            matcher = f" [{entry.matcher}]" if entry.matcher else ""
+            source = entry.source or "this program"
+            lines.append(f"  {entry.event}{matcher}  {entry.label}  ({source}, timeout {entry.timeout:g} s)")
+        self.repl.say("\n".join(lines))
+        return False
+
+    async def agents(self, args: str) -> bool:
+        built = await self.repl.ready()
+        if built.session.tools.get("Agent") is None:
+            self.repl.say("the Agent tool is not offered in this session (--tools)", "yellow")
+            return False
+        lines = ["agent types (the model starts them with the Agent tool; files in .claude/agents/, .agents/agents/):"]
+        for agent in built.agents.agents:
+            tools = ", ".join(agent.tools) if agent.tools else "all tools"
+            where = str(agent.path) if agent.path is not None else agent.scope
+            lines.append(f"  {agent.name:<20} {tools} · {where}")
+            lines.append(f"  {'':<20} {agent.description}")
+        for warning in built.agents.warnings:
+            lines.append(f"warning: {warning}")
+        self.repl.say("\n".join(lines))
+        return False
+
+    async def rewind(self, args: str) -> bool:
+        from .rewind import rewind_command
+
+        await rewind_command(self.repl, args)
+        return False
+
     async def exit(self, args: str) -> bool:
         return True
+
+    # ---- custom commands ----
+
+    async def custom(self, command: CustomCommand, args: str) -> None:
+        from ..custom_commands.invoke import Failed, invoke
+
+        built = await self.repl.ready()
+        outcome = await invoke(built, command, args)
+        if isinstance(outcome, Failed):
+            self.repl.say(outcome.message, "red")
+            return
+        await self.repl.turn(outcome.text, inject=outcome.attached, scope=outcome.scope)
 
     # ---- skills and MCP prompts ----
 

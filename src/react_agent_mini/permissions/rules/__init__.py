@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .grammar import (
     EDIT_TOOLS,
+    NETWORK_TOOLS,
     PERMISSION_MODES,
     READ_TOOLS,
     RULE_KINDS,
@@ -24,6 +25,7 @@ from .ruleset import CallView, PathTarget, RuleSet, inspect_call
 
 __all__ = [
     "EDIT_TOOLS",
+    "NETWORK_TOOLS",
     "PERMISSION_MODES",
     "READ_TOOLS",
     "RULE_KINDS",

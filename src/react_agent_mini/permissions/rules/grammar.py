@@ -6,7 +6,11 @@ A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
 - `Read(...)`, `Edit(...)`, `Write(...)`: a gitignore-style path pattern, matched against the RESOLVED path (`..`
   and symlinks followed), so a rule cannot be dodged by `a/../secrets/x` or a link. Read rules also govern the
   other reading tools (Glob, Grep); Edit rules govern every file-editing tool (Write included).
-- `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool, `WebFetch(domain:x)`.
+- `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool.
+- `WebFetch(domain:docs.example.com)`: fetches from that host. An allow rule means that host exactly (a narrow
+  grant, as Claude Code's), `domain:*.example.com` any host below example.com, `domain:*` every host; a deny or ask
+  rule also covers the hosts below the one it names, so denying `domain:example.com` blocks `api.example.com`.
+  `WebSearch` takes no specifier.
 
 A rule string that does not parse is a `RuleError` (a warning, for allow rules; see `settings.py`).
 """
@@ -32,6 +36,8 @@ READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 """Tools governed by Read rules."""
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 """Tools governed by Edit rules."""
+NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
+"""Tools that change no file but reach the network: asked for unless a rule allows them (never "read-only")."""
 PATH_RULE_TOOLS = {"Read": READ_TOOLS, "Edit": EDIT_TOOLS, "Write": frozenset({"Write"})}
 _TOOL_NAME = re.compile(r"^(?:mcp__[A-Za-z0-9_.-]+?(?:__\*)?|[A-Za-z][A-Za-z0-9_-]*)$")
 _PROBE = "\x00probe"
@@ -250,16 +256,43 @@ class BashPattern:
 
 
 class Domain:
-    __slots__ = ("host",)
+    """`domain:<host>`, `domain:*.<host>` or `domain:*`, matched against a URL's host (lower-cased, no trailing
+    dot)."""
+
+    __slots__ = ("host", "wildcard")
 
     def __init__(self, spec: str) -> None:
         if not spec.startswith("domain:") or not spec[7:].strip():
-            raise RuleError("WebFetch takes domain:<host>")
-        self.host = spec[7:].strip().lower()
+            raise RuleError("WebFetch takes domain:<host>, e.g. WebFetch(domain:docs.python.org)")
+        host = spec[7:].strip().rstrip(".").lower()
+        self.wildcard = host == "*" or host.startswith("*.")
+        self.host = host.removeprefix("*").removeprefix(".").strip("[]")
+        if "/" in self.host or "*" in self.host or (":" in self.host and not _ipv6(self.host)):
+            raise RuleError("domain: takes a host name only (no scheme, port, path or inner *)")
 
-    def matches(self, url: object) -> bool:
-        host = (urlsplit(url).hostname or "") if isinstance(url, str) else ""
-        return host == self.host or host.endswith("." + self.host)
+    def matches(self, url: object, *, below: bool = True) -> bool:
+        """True when `url`'s host is the rule's (or, with `below` or a `*.` rule, a host under it)."""
+        try:
+            host = (urlsplit(url).hostname or "").rstrip(".") if isinstance(url, str) else ""
+        except ValueError:
+            return False
+        if not host:
+            return False
+        if self.wildcard and not self.host:
+            return True
+        if host == self.host:
+            return below or not self.wildcard
+        return (below or self.wildcard) and host.endswith("." + self.host)
+
+
+def _ipv6(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
 
 
 Matcher: TypeAlias = "PathPattern | BashPattern | Domain | None"

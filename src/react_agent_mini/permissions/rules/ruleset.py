@@ -229,8 +229,9 @@ class RuleSet:
             return whole
         if call.bash is not None:
             return _bash_allowed(entries, call.bash)
-        url = call.args.get("url")
-        if domain := next((e.rule for e in entries if isinstance(e.matcher, Domain) and e.matcher.matches(url)), None):
+        url = call.args.get("url")  # an allow rule grants the host it names (deny and ask rules cover hosts below)
+        domains = (e.rule for e in entries if isinstance(e.matcher, Domain) and e.matcher.matches(url, below=False))
+        if domain := next(domains, None):
             return domain
         first: Rule | None = None
         for target in call.targets:

@@ -1,4 +1,5 @@
-"""Per-object memo for the work the compaction stages and estimates do before every model call.
+"""Per-object memo for the work done before every model call: the compaction stages' and estimates', and the
+providers' wire form of each message.
 
 Messages and blocks are immutable, so what is computed from one — its size, its cut or cleared copy — never
 changes: computing it once is enough, and handing back the very same copy on every call keeps the outbound

@@ -1,0 +1,165 @@
+"""The `hooks` blocks of the settings files: which commands run at which events, for which tools.
+
+Each file may hold `{"hooks": {Event: [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "...",
+"timeout": 30}]}]}}` (Claude Code's format). Files load in the permissions' order (user, `.claude/settings.json`,
+`.claude/settings.local.json`, `.agents/settings.json`, then `--settings`), restricted by `--setting-sources`; every
+hook of every file counts. A part that cannot be understood — an unknown event, a hook that is not
+`type: "command"`, a missing command — costs one warning naming the file, and the rest loads. A file that is not
+valid JSON is skipped here (the permission loader names it and fails closed). `disableAllHooks: true` switches every
+command hook off, but only from the user's file or `--settings`: a cloned repository must not be able to turn off
+the user's own guards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from ..hooks import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
+from ..permissions.settings import settings_files, user_settings_path
+
+
+class CommandHook(msgspec.Struct, frozen=True):
+    """One `type: "command"` hook from a settings file."""
+
+    event: HookEvent
+    command: str
+    """Run by `/bin/sh -c`, as Claude Code runs it."""
+    matcher: str = ""
+    """Tool-name pattern (PreToolUse, PostToolUse), or the source (SessionStart), trigger (PreCompact) or
+    notification type (Notification) it is for; empty: every one."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds before it is killed (its whole process group)."""
+    source: str = ""
+    """The file it came from, as shown to the user."""
+    project: bool = False
+    """True when that file belongs to the project (`.claude/…`, `.agents/…`) rather than to the user."""
+
+
+class LoadedHooks(NamedTuple):
+    hooks: list[CommandHook]
+    warnings: list[str]
+    """One line per part that was ignored, naming the file."""
+
+
+def load_command_hooks(
+    cwd: Path, env: Mapping[str, str], sources: Iterable[str] | None = None, flag_settings: str | None = None
+) -> LoadedHooks:
+    """Every command hook the settings files (of the kinds `sources` names) and `--settings` define."""
+    hooks: list[CommandHook] = []
+    warnings: list[str] = []
+    disabled = False
+    user_file = user_settings_path(env)
+    loaded: list[tuple[Any, str, bool]] = []
+    for path in settings_files(cwd, env, sources):
+        data = _read(path)
+        if data is not None:
+            loaded.append((data, _shown(path, cwd), path != user_file))
+    if flag_settings is not None:
+        data = _flag_value(flag_settings, cwd)
+        if data is not None:
+            loaded.append((data, "--settings", False))
+    for data, shown, project in loaded:
+        if not isinstance(data, dict):
+            continue
+        if data.get("disableAllHooks") is True:
+            if project:
+                warnings.append(f"{shown}: `disableAllHooks` is accepted only from the user settings (ignored)")
+            else:
+                disabled = True
+        if "hooks" in data:
+            hooks += parse_hooks(data["hooks"], shown, project, warnings)
+    return LoadedHooks([] if disabled else hooks, warnings)
+
+
+def parse_hooks(block: Any, source: str, project: bool, warnings: list[str]) -> list[CommandHook]:
+    """The command hooks of one file's `hooks` value (warnings appended for what is ignored)."""
+    if not isinstance(block, dict):
+        warnings.append(f"{source}: `hooks` must be an object of events (ignored)")
+        return []
+    out: list[CommandHook] = []
+    for event, groups in block.items():
+        if event not in HOOK_EVENTS:
+            warnings.append(f"{source}: ram has no {event!r} hook event; those hooks are ignored")
+            continue
+        if not isinstance(groups, list):
+            warnings.append(f"{source}: `hooks.{event}` must be a list of matcher groups (ignored)")
+            continue
+        for number, group in enumerate(groups):
+            where = f"{source}: `hooks.{event}[{number}]`"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+                warnings.append(f"{where} must be an object with a `hooks` list (ignored)")
+                continue
+            matcher = group.get("matcher", "")
+            if not isinstance(matcher, str):
+                warnings.append(f"{where}: `matcher` must be a string (ignored)")
+                continue
+            for index, hook in enumerate(group.get("hooks", [])):
+                found = _command_hook(hook, f"{where}.hooks[{index}]", warnings)
+                if found is not None:
+                    command, timeout = found
+                    out.append(CommandHook(event, command, matcher.strip(), timeout, source, project))
+    return out
+
+
+def _command_hook(hook: Any, where: str, warnings: list[str]) -> tuple[str, float] | None:
+    if not isinstance(hook, dict):
+        warnings.append(f"{where} must be an object (ignored)")
+        return None
+    kind = hook.get("type", "command")
+    if kind != "command":
+        warnings.append(f'{where}: ram runs only `type: "command"` hooks, not {kind!r} (ignored)')
+        return None
+    command = hook.get("command")
+    if not isinstance(command, str) or not command.strip():
+        warnings.append(f"{where}: `command` must be a non-empty string (ignored)")
+        return None
+    timeout = hook.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        warnings.append(f"{where}: `timeout` must be a positive number of seconds; {DEFAULT_TIMEOUT:g} is used")
+        timeout = DEFAULT_TIMEOUT
+    return command, float(timeout)
+
+
+def project_hooks_line(hooks: Iterable[CommandHook]) -> str | None:
+    """The line a session starts with when the project defines hooks (they run commands on this machine), or
+    None when it defines none."""
+    ours = [hook for hook in hooks if hook.project]
+    if not ours:
+        return None
+    files = ", ".join(dict.fromkeys(hook.source for hook in ours))
+    events = ", ".join(dict.fromkeys(hook.event + (f"({hook.matcher})" if hook.matcher else "") for hook in ours))
+    count = f"{len(ours)} hook command{'s' if len(ours) != 1 else ''}"
+    return (
+        f"{files} defines {count} that run on this machine, outside the sandbox, at: {events} "
+        "(/hooks lists them; --setting-sources user leaves them out)"
+    )
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):  # missing is normal; broken ones the permission loader names
+        return None
+
+
+def _flag_value(value: str, cwd: Path) -> Any:
+    """`--settings JSON|PATH` decoded (None when it cannot be: the permission loader says why)."""
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    path = Path(value).expanduser()
+    return _read(path if path.is_absolute() else cwd / path)
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
