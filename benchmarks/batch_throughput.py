@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from tests.batch_support import ALLOW_TEST, TEST_COMMAND, batch_env, fixing_model, git, latest, make_tasks
+from tests.batch.batch_support import ALLOW_TEST, TEST_COMMAND, batch_env, fixing_model, git, latest, make_tasks
 from tests.fakes.fake_llm import FakeLLMServer
 
 from ._stats import fmt_seconds

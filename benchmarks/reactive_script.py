@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sessions import REPO_ROOT, _Gen, _git_head_files, _working_tree_files, load_corpus
+from .sessions import REPO_ROOT, _Gen, _git_head_files, _working_tree_files, is_test_file, load_corpus
 
 FIRST_INSTRUCTION = (
     "Ground rules for this whole session: never print tokens or API keys, keep every log message in English, "
@@ -136,11 +136,7 @@ def build_workspace(root: Path, seed: int) -> list[Path]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, root / rel)
             written.append(rel)
-    tests = [
-        (f.path, re.findall(r"^(?:async )?def (test_\w+)", f.text, re.M))
-        for f in repo
-        if f.path.startswith("tests/test_") and f.path.endswith(".py")
-    ]
+    tests = [(f.path, re.findall(r"^(?:async )?def (test_\w+)", f.text, re.M)) for f in repo if is_test_file(f.path)]
     sources = [f.text for f in repo if f.path.endswith(".py")]
     logs = root / ".logs"
     logs.mkdir()

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.fakes.fake_llm import FakeLLMServer, Reply
-from tests.test_repl_minimal import Term
+from tests.ui.test_repl_minimal import Term
 
 from ._stats import line, runs_from
 from .startup import API_KEY, clean_env, ram_command

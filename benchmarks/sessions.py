@@ -59,6 +59,11 @@ _STDLIB_SKIP = {"site-packages", "test", "tests", "idlelib", "lib2to3", "__pycac
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def is_test_file(path: str) -> bool:
+    """A pytest file of this repository's test tree (`tests/**/test_*.py`)."""
+    return path.startswith("tests/") and path.rsplit("/", 1)[-1].startswith("test_") and path.endswith(".py")
+
+
 @dataclass
 class SourceFile:
     """A file of the synthetic workspace: its displayed path and (lazily read) text."""
@@ -90,7 +95,7 @@ class Corpus:
 
     @property
     def repo_tests(self) -> list[SourceFile]:
-        return [f for f in self.repo if f.path.startswith("tests/test_") and f.path.endswith(".py")]
+        return [f for f in self.repo if is_test_file(f.path)]
 
     @property
     def repo_sources(self) -> list[SourceFile]:

@@ -18,7 +18,7 @@ import pytest
 
 from .fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from .test_cli import assert_no_traceback, env_for, ram
-from .test_repl_pty import ram_term
+from .ui.test_repl_pty import ram_term
 
 # ---------------------------------------------------------------- item 10: broken settings fail closed
 

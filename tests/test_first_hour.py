@@ -19,7 +19,7 @@ import pytest
 
 from .fakes.fake_llm import FakeLLMServer, Reply
 from .test_cli import env_for
-from .test_repl_minimal import Term
+from .ui.test_repl_minimal import Term
 
 REPO = Path(__file__).resolve().parents[1]
 NODE_PROGRAMS = ("node", "nodejs", "npm", "npx", "corepack")

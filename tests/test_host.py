@@ -25,7 +25,7 @@ from react_agent_mini.tools.base import Tool
 
 from .fakes.fake_llm import FakeLLMServer, Reply, Stall, ToolCall
 from .fakes.mcp_servers import support
-from .test_hooks import ParkTool, Seen, hook, once_set
+from .hooks.test_hooks import ParkTool, Seen, hook, once_set
 
 INTERRUPTED = f"Error: {transcript.INTERRUPTED_RESULT}"
 """What the model reads for a call left without a result (OpenAI-compatible wire: errors say so)."""

@@ -1,10 +1,10 @@
-"""The package's import cycles, read from its import statements (tests/import_graph.py): none at module level, and
-elsewhere only the ones listed here, each with what removes it, so that any new cycle fails.
+"""The package's import cycles, read from its import statements (tests/import_graph.py): none at all. The lists below
+held the known ones, each with what would remove it, while they stayed; they are empty, so any cycle fails.
 
 Two graphs are checked cycle by cycle (`simple_cycles`):
 
 * every import of one module by another — at module level, inside functions, and under `TYPE_CHECKING` (which
-  issue 17 counts: `ui/repl.py` <-> `ui/slash.py` is an import cycle only the type checker follows);
+  issue 17 counts: `ui/repl.py` <-> `ui/slash.py` was an import cycle only the type checker followed);
 * the module-level imports between the package's top-level parts (`tools`, `permissions`, ...; issue 17's
   `tools/runner.py` <-> `permissions` is a cycle between two packages, not between two modules).
 """
@@ -17,37 +17,27 @@ from pathlib import Path
 from tests.import_graph import PACKAGE, Graph, Kind, components, import_graph, part_graph, report, simple_cycles
 
 NAMED_IN_ISSUE_17: dict[str, list[list[str]]] = {
-    "modules": [
-        # Item 2, the REPL as one object: `SlashCommands` holds the whole `Repl` (slash.py names it for the type
-        # checker; repl.py builds its SlashCommands). A small host protocol for slash commands removes it.
-        ["ui.repl", "ui.slash"],
-    ],
-    "parts": [
-        # Item 3, dependencies that point the wrong way: tools/runner.py imports permissions.policy, and
-        # permissions imports tools.base and tools.paths. Permission as a wrapper around the tool registry removes it.
-        ["permissions", "tools"],
-    ],
+    # None: item 2's `ui.repl` <-> `ui.slash` went. Slash commands see the REPL through `slash.SlashHost`, and
+    # slash.py imports nothing of repl.py; no cycle within `ui/` may come back (see the test below).
+    "modules": [],
+    # None: item 3's `permissions` <-> `tools` went. The runner's question and its answers (`CanUseTool`, `Allow`,
+    # `Deny`, `ToolCallInfo`) live in tools/approval.py, and the runner is handed its answerer: `permissions`
+    # imports `tools`, never the other way (see the test below).
+    "parts": [],
 }
-"""The cycles issue 17 names, left for the work that item 2 and item 3 are."""
+"""The cycles issue 17 names, left for the work its items are (none left)."""
 
 PRESENT_AT_88E1BB7: dict[str, list[list[str]]] = {
-    "modules": [
-        # checks.py names options.Parse for the type checker; options.py imports checks.CHECKS in a function.
-        ["permissions.bash.checks", "permissions.bash.options"],
-        # The sandbox's parts name each other (types, and lazy imports of bwrap's handle), and runtime.py takes
-        # tools.bash.NO_OUTPUT while tools/bash.py names the Sandbox for the type checker.
-        ["sandbox.handle", "sandbox.runtime"],
-        ["sandbox.handle", "sandbox.runtime", "sandbox.layout", "sandbox.settings"],
-        ["sandbox.handle", "sandbox.runtime", "sandbox.settings"],
-        ["sandbox.handle", "sandbox.runtime", "tools.bash"],
-        ["sandbox.handle", "sandbox.settings"],
-        ["sandbox.runtime", "tools.bash"],
-    ],
+    # None: the cycles among `permissions.bash.checks` and `permissions.bash.options`, and among the `sandbox.*`
+    # modules and `tools.bash`, went. The state a check reads (`Parse`) lives in parse_state.py, below both; the
+    # runtime sees its sandbox through `runtime.Owner` and is told whether the command printed anything;
+    # `unavailable_message` lives in settings.py. A tool uses the sandbox, never the other way.
+    "modules": [],
     # None: compact's cycles with loop and providers went (compact's own CallModel, and memo.py at the top level).
     "parts": [],
 }
-"""Cycles issue 17 does not name, present when it was filed (commit 88e1bb7): listed so that they stay visible and
-a new one still fails. The follow-up is item 3's ("dependencies that point the wrong way")."""
+"""Cycles issue 17 does not name, present when it was filed (commit 88e1bb7), listed while they stayed (none
+left): any cycle at all now fails."""
 
 
 def _short(cycles: list[list[str]]) -> list[list[str]]:
@@ -85,6 +75,32 @@ def test_every_cycle_between_the_packages_parts_is_a_known_one() -> None:
     gone = [cycle for cycle in _expected("parts") if cycle not in found]
     assert not new, f"new cycles between top-level parts: {new}\n{report(graphs)}"
     assert not gone, f"cycles listed as known are gone (remove them from the lists): {gone}"
+
+
+def test_the_tools_import_nothing_of_the_permissions() -> None:
+    # Permission is a layer over the tools (issue 17, item 3): not even a lazy or type-only import goes back up.
+    graphs = import_graph()
+    tools, permissions = f"{PACKAGE}.tools", f"{PACKAGE}.permissions"
+    upward = sorted(
+        f"{importer} -> {target}"
+        for kind in ("module", "function", "type")
+        for importer, targets in graphs[kind].items()
+        if importer.startswith(tools + ".")
+        for target in targets
+        if target == permissions or target.startswith(permissions + ".")
+    )
+    assert upward == []
+
+
+def test_the_ui_has_no_import_cycle() -> None:
+    # The REPL's parts (issue 17, item 2): no cycle among ui/ modules or through them, however the import is made.
+    graphs = import_graph()
+    found = _short(simple_cycles(_whole(graphs)))
+    assert [cycle for cycle in found if any(name.startswith("ui.") for name in cycle)] == []
+    slash = {f"{PACKAGE}.ui.slash", f"{PACKAGE}.ui.slash_text"}
+    assert not any(
+        f"{PACKAGE}.ui.repl" in graphs[kind][name] for kind in ("module", "function", "type") for name in slash
+    )
 
 
 def test_cycles_are_found_by_kind(tmp_path: Path) -> None:

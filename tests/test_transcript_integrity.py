@@ -31,7 +31,7 @@ from react_agent_mini.messages import (
 from .fakes.fake_llm import FakeLLMServer, Hang, Reply, ToolCall
 from .processes import wait_until
 from .test_cli import env_for, ram
-from .test_repl_minimal import Term
+from .ui.test_repl_minimal import Term
 
 AGENT = [sys.executable, "-m", "react_agent_mini"]
 UNDER_FILE_SIZE_LIMIT = (

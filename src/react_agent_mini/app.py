@@ -8,7 +8,7 @@ in the right order.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,6 @@ from .config import ProviderConfig, build_provider
 from .context.knowledge import Knowledge
 from .context.system_prompt import BASE_PROMPT
 from .custom_commands.catalog import CommandCatalog
-from .events import ModelEvent
 from .extension_points import add_agent_tool, reinjected, reset_tools, restore_tools
 from .hooks import Hooks
 from .ids import new_uuid
@@ -31,8 +30,8 @@ from .mcp.attachment import McpAttachment
 from .messages import Usage
 from .permissions.configured import PermissionOptions, PermissionSettings, build_policy
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
-from .providers.base import ModelProvider, ModelRequest
-from .providers.retry import RetryPolicy, stream_with_retry
+from .providers.base import ModelProvider
+from .providers.retry import RetryPolicy, retrying
 from .recorder import TranscriptRecorder
 from .session import Session
 from .session_hooks import session_hooks, wire
@@ -76,11 +75,7 @@ def default_tools() -> ToolRegistry:
 
 def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool) -> QueryDeps:
     """Deps whose model calls go to `provider`, retried per `policy`."""
-
-    def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        return stream_with_retry(lambda: provider.stream(request), policy)
-
-    return QueryDeps(call_model=call_model, can_use_tool=can_use_tool)
+    return QueryDeps(call_model=retrying(provider, policy), can_use_tool=can_use_tool)
 
 
 class SessionOptions(msgspec.Struct, frozen=True):

@@ -16,7 +16,7 @@ import msgspec
 
 from ..events import Compacted
 from ..messages import Message, Usage
-from ..providers.base import ToolSpec
+from ..tools.spec import ToolSpec
 from ..trace import trace
 from .autocompact import (
     AutoCompactConfig,

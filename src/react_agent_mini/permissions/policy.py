@@ -1,6 +1,6 @@
 """The one decision every tool call passes through before it runs: allow, ask the user, or deny with a reason.
 
-`PermissionPolicy` is a `CanUseTool`. In order:
+`PermissionPolicy` is a `CanUseTool` (the question the tool runner asks, `tools/approval.py`). In order:
 1. a deny rule → deny (even in bypassPermissions);
 2. plan mode → deny anything that is not read-only;
    then, while `ask_all` is set (a settings file could not be understood), ask — whatever the mode or rules say;
@@ -30,11 +30,12 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import msgspec
 
 from ..abort import Aborted
+from ..tools.approval import NO_INFO, Allow, CanUseTool, Decision, Deny, HookPermission, ToolCallInfo
 from ..tools.base import ShellState, Tool
 from ..tools.paths import display
 from ..trace import trace
@@ -53,46 +54,31 @@ from .rules import (
 if TYPE_CHECKING:
     from .bash.view import BashView
 
+__all__ = [
+    "GUARDED_DIRS",
+    "GUARDED_FILES",
+    "NOT_READ_ONLY",
+    "NO_INFO",
+    "PROJECT_SETTINGS_HINT",
+    "REJECT_MESSAGE",
+    "Allow",
+    "Answer",
+    "Asker",
+    "CanUseTool",
+    "Decision",
+    "Deny",
+    "HookPermission",
+    "PermissionPolicy",
+    "PermissionRequest",
+    "ToolCallInfo",
+    "allow_read_only",
+    "shell_quote",
+]
+"""`Allow`, `Deny`, `Decision`, `HookPermission`, `ToolCallInfo`, `NO_INFO` and `CanUseTool` are the runner's
+question and answers (`tools/approval.py`), importable from here too: the policy is what answers it."""
 
-class Allow(msgspec.Struct, frozen=True):
-    """Run the call."""
 
-    updated_input: Mapping[str, Any] | None = None
-    """Run it with this input instead of the model's (validated again); None: as the model sent it."""
-
-
-class Deny(msgspec.Struct, frozen=True):
-    """Do not run the call; `message` becomes its error tool_result."""
-
-    message: str
-    """What the model reads instead of the tool's output."""
-    end_turn: bool = False
-    """True when the user refused: the remaining calls are skipped and the turn ends."""
-
-
-Decision: TypeAlias = Allow | Deny
 Answer: TypeAlias = Literal["yes", "always", "no"]
-HookPermission: TypeAlias = Literal["allow", "ask", ""]
-
-
-class ToolCallInfo(msgspec.Struct, frozen=True):
-    """What the runner knows about a call besides its tool and input."""
-
-    tool_use_id: str = ""
-    """The id of the tool_use being decided on (programs asked for permission need it)."""
-    hook_permission: HookPermission = ""
-    """A PreToolUse hook's verdict: `allow` (no asking; deny rules and plan mode still apply), `ask`, or none."""
-
-
-NO_INFO = ToolCallInfo()
-
-
-class CanUseTool(Protocol):
-    """The permission decision for one call."""
-
-    def __call__(self, tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Awaitable[Decision]:
-        """Allow or Deny `tool` with `args` (asking someone when needed)."""
-        ...
 
 
 NOT_READ_ONLY = (

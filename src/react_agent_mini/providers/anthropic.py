@@ -35,7 +35,8 @@ from ..messages import (
     Usage,
     block_to_dict,
 )
-from .base import ModelRequest, ToolSpec, decode_json_event
+from ..tools.spec import ToolSpec
+from .base import ModelRequest, decode_json_event
 from .errors import MalformedStream, ProviderError, RateLimitError, ServerError, StreamInterrupted
 from .http_provider import HttpProvider
 

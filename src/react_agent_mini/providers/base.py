@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Protocol
 
 import msgspec
 
 from ..events import ModelEvent, ModelResponse
 from ..messages import ContentBlock, Message, ToolUseBlock
+from ..tools.spec import ToolSpec
 from ..trace import trace
 from .errors import MalformedStream
-
-
-class ToolSpec(msgspec.Struct, frozen=True):
-    """A tool as the model sees it."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-    """Full JSON Schema of the input object."""
 
 
 class ModelRequest(msgspec.Struct, frozen=True):

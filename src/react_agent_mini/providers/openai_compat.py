@@ -34,7 +34,8 @@ from ..messages import (
     ToolUseBlock,
     Usage,
 )
-from .base import ModelRequest, ToolSpec, decode_json_event
+from ..tools.spec import ToolSpec
+from .base import ModelRequest, decode_json_event
 from .errors import ProviderError, ServerError, StreamInterrupted
 from .http_provider import HttpProvider
 

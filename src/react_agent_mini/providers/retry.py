@@ -15,6 +15,7 @@ from contextlib import aclosing
 import msgspec
 
 from ..events import ModelEvent, StreamRetry, TextDelta, ThinkingDelta
+from .base import ModelProvider, ModelRequest
 from .errors import ProviderError
 
 
@@ -63,3 +64,14 @@ async def stream_with_retry(
             attempt += 1
             yield StreamRetry(attempt, policy.max_attempts, wait, error.message, shown)
             await sleep(wait)
+
+
+def retrying(
+    provider: ModelProvider, policy: RetryPolicy
+) -> Callable[[ModelRequest], AsyncGenerator[ModelEvent, None]]:
+    """The loop's `call_model` for `provider`: each request streamed, and retried per `policy`."""
+
+    def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        return stream_with_retry(lambda: provider.stream(request), policy)
+
+    return call_model

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .settings import SandboxConfig
+from .settings import SandboxConfig, unavailable_message
 
 if TYPE_CHECKING:
     from ..permissions.rules import RuleSet
@@ -89,11 +89,3 @@ class Sandbox:
             return False
         runtime, _ = self.runtime()
         return runtime is not None
-
-
-def unavailable_message(config: SandboxConfig, problem: str) -> str:
-    """Why nothing runs: the sandbox was asked for and cannot run here."""
-    return (
-        f"the sandbox ({config.mode}) was asked for, but it cannot run here: {problem}. Pass --sandbox off, or "
-        'set {"sandbox": {"mode": "off"}} in the user settings, to run commands without it'
-    )

@@ -224,5 +224,10 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def guarded_missing(roots: Sequence[Path], guarded: Iterable[str]) -> list[Path]:
-    """The guarded files that do not exist under the writable `roots` (a command must not create them)."""
-    return [root / name for root in roots for name in guarded if not os.path.lexists(root / name)]
+    """The guarded files that do not exist under the writable `roots` (a command must not create them), and a
+    repository's `.git/config.worktree` (git reads it once `extensions.worktreeConfig` is set)."""
+    missing: list[Path] = []
+    for root in roots:
+        names = [*guarded, ".git/config.worktree"] if (root / ".git").is_dir() else list(guarded)
+        missing += [root / name for name in names if not os.path.lexists(root / name)]
+    return missing

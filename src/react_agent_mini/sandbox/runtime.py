@@ -28,15 +28,14 @@ import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from ..tools.bash import NO_OUTPUT
 from . import bwrap, layout
 from .masks import frozen_paths, hidden_paths
-from .settings import user_settings_file
+from .settings import SandboxConfig, user_settings_file
 
 if TYPE_CHECKING:
-    from .handle import Sandbox
+    from ..permissions.rules import RuleSet
 
 BLOCKED_SUFFIX = ".sandbox-blocked"
 _ERROR_HINTS = (
@@ -47,6 +46,20 @@ _ERROR_HINTS = (
     "Name or service not known",
 )
 """Error text that a command hitting the sandbox's walls typically prints."""
+
+
+class Owner(Protocol):
+    """What the runtime reads of the sandbox that made it (`handle.Sandbox`, which imports this module, never the
+    other way round)."""
+
+    config: SandboxConfig
+    workspace: Path
+    rules: Callable[[], RuleSet]
+    """The permission rules as they are now."""
+    env: Mapping[str, str]
+    notes_said: set[str]
+    """Lines already shown this session (each is shown once)."""
+    notify: Callable[[str], None]
 
 
 class Launch(NamedTuple):
@@ -69,7 +82,7 @@ class Launch(NamedTuple):
 class Runtime:
     """The session's sandbox directories and the bwrap found to work."""
 
-    def __init__(self, sandbox: Sandbox, binary: str) -> None:
+    def __init__(self, sandbox: Owner, binary: str) -> None:
         self.sandbox = sandbox
         self.binary = binary
         state = Path(tempfile.mkdtemp(prefix="ram-sandbox-"))
@@ -149,8 +162,9 @@ class Runtime:
             with contextlib.suppress(OSError):
                 os.close(fd)
 
-    def finished(self, launch: Launch, output: str, failed: bool) -> list[str]:
-        """Status lines about the sandbox for a command that ended with `output` (`failed`: non-zero exit)."""
+    def finished(self, launch: Launch, output: str, failed: bool, silent: bool) -> list[str]:
+        """Status lines about the sandbox for a command that ended with `output` (`failed`: non-zero exit;
+        `silent`: it printed nothing)."""
         lines = list(launch.notes)
         try:
             said = launch.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
@@ -158,7 +172,7 @@ class Runtime:
         except OSError:
             said = ""
         if said:  # bwrap's own words: a mount or namespace it could not make
-            ran = not (failed and output.startswith(NO_OUTPUT))
+            ran = not (failed and silent)
             lines.append(f"Sandbox: {said.splitlines()[-1]}" + ("" if ran else " (the command did not run)"))
         for path in launch.missing:
             if os.path.lexists(path):

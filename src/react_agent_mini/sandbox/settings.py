@@ -12,7 +12,8 @@ the permission rules: the user's `~/.config/react-agent-mini/settings.json` and 
 - the flags (`--sandbox MODE`, `--sandbox-network`) beat every file: the user typed them.
 
 The result is `explicit` when a flag or a file asked for a mode other than `off`: then a machine where the sandbox
-cannot run is an error (the CLI exits 2) instead of one warning and commands run as without it.
+cannot run is an error (the CLI exits 2; `unavailable_message` says why) instead of one warning and commands run
+as without it.
 
 Stdlib and msgspec only, and no other ram module: the CLI resolves this before anything heavy is imported.
 """
@@ -180,10 +181,17 @@ def sandbox_from_flags(args: Any, env: Mapping[str, str], err: Any = None) -> Sa
         print(f"warning: {warning}", file=err)
     if config.enabled and config.explicit:
         from .bwrap import find_bwrap
-        from .handle import unavailable_message
 
         found = find_bwrap(env, config.network)
         if found.binary is None:
             print(f"error: {unavailable_message(config, found.problem)}", file=err)
             return None
     return config
+
+
+def unavailable_message(config: SandboxConfig, problem: str) -> str:
+    """Why nothing runs: the sandbox was asked for and cannot run here."""
+    return (
+        f"the sandbox ({config.mode}) was asked for, but it cannot run here: {problem}. Pass --sandbox off, or "
+        'set {"sandbox": {"mode": "off"}} in the user settings, to run commands without it'
+    )

@@ -17,9 +17,9 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 import msgspec
 
 from ..messages import ContentBlock, ImageData
-from ..providers.base import ToolSpec
 from .file_state import FileReads
 from .shell_env import PROVIDER_CREDENTIALS
+from .spec import ToolSpec
 
 
 class ToolInputError(ValueError):

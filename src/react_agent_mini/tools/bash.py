@@ -306,7 +306,8 @@ async def _run(
         poller.cancel()
         command.finished(Scan())  # what it leaves running is stopped when ram exits
     if jail is not None and launch is not None:
-        output = _with_status(output, jail.finished(launch, output.content, output.is_error))
+        silent = output.content.startswith(NO_OUTPUT)
+        output = _with_status(output, jail.finished(launch, output.content, output.is_error, silent))
     return output
 
 

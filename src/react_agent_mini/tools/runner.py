@@ -1,11 +1,11 @@
 """Run the tool calls of one assistant message: every tool_use gets exactly one tool_result, in order.
 
 For each call: known tool? arguments a JSON object? valid for the schema? PreToolUse hooks (which may block it,
-change its input, or allow or ask for it)? permitted? then run it, and PostToolUse hooks (which may add to or
-replace what the model reads). Any failure at any step is an error result the model can read, never an exception
-out of here. Consecutive
-concurrency-safe calls run in parallel; the rest run one at a time. After an abort or a refusal that ends the
-turn, calls that did not run get a "skipped" result.
+change its input, or allow or ask for it)? permitted (by the `CanUseTool` the run is handed: `approval.py`)? then
+run it, and PostToolUse hooks (which may add to or replace what the model reads). Any failure at any step is an
+error result the model can read, never an exception out of here. Consecutive concurrency-safe calls run in
+parallel; the rest run one at a time. After an abort or a refusal that ends the turn, calls that did not run get
+a "skipped" result.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from ..abort import Aborted, AbortSignal
 from ..events import Notice, ToolFinished, ToolProgress, ToolStarted
 from ..hooks import Hooks
 from ..messages import ToolResultBlock, ToolUseBlock
-from ..permissions.policy import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from ..trace import trace
+from .approval import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
 from .observed import observed
 

@@ -19,7 +19,7 @@ from ..abort import Aborted
 from ..permissions.policy import Answer, PermissionRequest
 from ..terminal_text import visible
 from .diff import preview_for
-from .prompt import PromptInterrupted
+from .prompt_base import PromptInterrupted
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

@@ -1,6 +1,6 @@
 """Reading what the user types: prompt_toolkit on a terminal, plain lines otherwise.
 
-Keys at the `> ` prompt:
+Keys at the `> ` prompt (bound in `prompt_keys.py`):
 - Enter sends; Esc then Enter (Alt+Enter in most terminals), or a `\\` at the end of the line, starts a new line;
   pasted text keeps its newlines (bracketed paste);
 - Tab completes slash commands, skills, MCP prompts and `@` paths (the menu also opens while typing `/` or `@`);
@@ -20,40 +20,11 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from ..terminal_text import visible
 from .completion import Candidate
 from .early import PLACEHOLDER, PROMPT
-
-
-class PromptInterrupted(Exception):
-    """Ctrl+C while waiting for input."""
-
-
-class Input(Protocol):
-    async def read(self) -> str:
-        """The next message (may hold newlines); PromptInterrupted on Ctrl+C, EOFError at the end."""
-        ...
-
-    async def ask(self, question: str) -> str:
-        """One answer line after `question` (no history, no completion)."""
-        ...
-
-    def interrupt(self) -> None:
-        """Make a pending `read`/`ask` raise PromptInterrupted (a SIGINT arrived)."""
-        ...
-
-    def print_above(self, text: str) -> None:
-        """Print `text` (complete lines) without disturbing a prompt being edited."""
-        ...
-
-
-def history_path() -> Path:
-    from ..transcript import data_dir
-
-    return data_dir() / "history"
+from .prompt_base import Input, PromptInterrupted, write_lines, write_raw
 
 
 class PromptInput:
@@ -65,102 +36,17 @@ class PromptInput:
         on_first_render: Callable[[], None],
         before_draw: Callable[[], None] = lambda: None,
     ) -> None:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-        from prompt_toolkit.completion import Completer, Completion, ThreadedCompleter
-        from prompt_toolkit.history import FileHistory, History, InMemoryHistory
-        from prompt_toolkit.key_binding import KeyBindings
-        from prompt_toolkit.styles import Style
+        # prompt_toolkit is loaded here, after the first frame (early.py), and by this frame rather than by
+        # prompt_keys's own imports: typed keys show ~4 ms sooner so (benchmarks/repl_startup.py).
+        import prompt_toolkit  # noqa: F401
 
-        class _Completer(Completer):
-            def get_completions(self, document: Any, complete_event: Any) -> Any:
-                try:
-                    found = complete(document.text_before_cursor)
-                except Exception:  # completion must never break typing
-                    return
-                for item in found:
-                    yield Completion(
-                        item.text,
-                        start_position=-item.length,
-                        display=item.display or item.text,
-                        display_meta=item.meta,
-                    )
-
-        history: History
-        try:
-            path = history_path()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(path))
-        except OSError:
-            history = InMemoryHistory()
-
-        keys = KeyBindings()
-
-        @keys.add("escape", "enter")
-        def _newline(event: Any) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @keys.add("tab")
-        def _tab(event: Any) -> None:
-            # prompt_toolkit drops a Tab that comes while the menu's completions are still loading (typed fast,
-            # or pasted), so a single candidate is taken here at once, computed on the spot.
-            buffer = event.current_buffer
-            state = buffer.complete_state
-            if state is not None and state.completions:
-                buffer.complete_next()
-                return
-            try:
-                found = list(complete(buffer.document.text_before_cursor))
-            except Exception:
-                found = []
-            if len(found) == 1:
-                buffer.cancel_completion()
-                buffer.delete_before_cursor(found[0].length)
-                buffer.insert_text(found[0].text)
-            elif found:
-                buffer.cancel_completion()
-                buffer.start_completion(insert_common_part=True)
-
-        @keys.add("enter")
-        def _enter(event: Any) -> None:
-            buffer = event.current_buffer
-            if buffer.document.is_cursor_at_the_end and buffer.text.endswith("\\"):
-                buffer.delete_before_cursor(1)
-                buffer.insert_text("\n")
-                return
-            buffer.validate_and_handle()
-
-        @keys.add("c-c")
-        def _interrupt(event: Any) -> None:
-            buffer = event.current_buffer
-            if buffer.text:
-                buffer.reset()
-            else:
-                event.app.exit(exception=PromptInterrupted())
+        from .prompt_keys import answer_session, message_session
 
         self._on_first_render = on_first_render
         self._before_draw = before_draw
-        self._session: Any = PromptSession(
-            history=history,
-            completer=ThreadedCompleter(_Completer()),
-            complete_while_typing=True,
-            auto_suggest=AutoSuggestFromHistory(),
-            key_bindings=keys,
-            multiline=False,
-            prompt_continuation=lambda width, line_number, wrap_count: " " * width,
-            placeholder=self._placeholder,
-            style=Style.from_dict({"prompt": "bold", "placeholder": "#808080", "question": "bold"}),
-            enable_suspend=True,
-        )
+        self._session: Any = message_session(complete, self._placeholder)
         self._session.app.after_render += self._rendered
-
-        answer_keys = KeyBindings()
-
-        @answer_keys.add("c-c")
-        def _interrupt_answer(event: Any) -> None:
-            event.app.exit(exception=PromptInterrupted())
-
-        self._asker: Any = PromptSession(key_bindings=answer_keys, style=Style.from_dict({"question": "bold"}))
+        self._asker: Any = answer_session()
 
     def _placeholder(self) -> Any:
         # hidden in the last render of a prompt left with Ctrl+C or Ctrl+D, so it does not stay on screen
@@ -194,15 +80,9 @@ class PromptInput:
 
         app = get_app_or_none()
         if app is None or not app.is_running:
-            _write(text)
+            write_lines(text)
             return
-        run_in_terminal(lambda: _write(text))
-
-
-def _write(text: str) -> None:
-    text = visible(text)  # warnings quote files and servers: nothing in them may steer the terminal
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+        run_in_terminal(lambda: write_lines(text))
 
 
 class LineInput:
@@ -221,7 +101,7 @@ class LineInput:
         return await self._line(question)
 
     async def _line(self, prompt: str) -> str:
-        _write_raw(prompt)
+        write_raw(prompt)
         if b"\n" in self._buffer or self._eof:
             return self._take()
         loop = asyncio.get_running_loop()
@@ -259,16 +139,11 @@ class LineInput:
 
     def interrupt(self) -> None:
         if self._waiter is not None and not self._waiter.done():
-            _write_raw("\n")
+            write_raw("\n")
             self._waiter.set_exception(PromptInterrupted())
 
     def print_above(self, text: str) -> None:
-        _write(text)
-
-
-def _write_raw(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+        write_lines(text)
 
 
 def make_input(

@@ -5,6 +5,9 @@
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
 is reported and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a
 command, and goes to the model as a message.
+
+The commands see the REPL through `SlashHost` (what they need of it, nothing more); the texts they print or send
+are worked out in `slash_text.py`.
 """
 
 from __future__ import annotations
@@ -14,21 +17,65 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 from ..events import Compacted
 from ..messages import Message
-from ..pricing import cost_usd, format_cost
+from .slash_text import ago, bash_runs, init_prompt, status_report
 
 if TYPE_CHECKING:
     from ..app import Assembled
-    from ..custom_commands.catalog import CustomCommand
+    from ..custom_commands.catalog import CommandCatalog, CustomCommand
+    from ..host import SessionHost, TurnScope
+    from ..tools.skill import SkillTool
     from ..transcript import SessionInfo
-    from .repl import Repl
+
+
+class SlashHost(Protocol):
+    """What slash commands need of the REPL (`ui.repl.Repl` is one); `rewind.RewindHost` is a part of it."""
+
+    @property
+    def built(self) -> Assembled | None:
+        """The session and its parts, once built (None while the first prompt is up)."""
+        ...
+
+    @property
+    def host(self) -> SessionHost | None:
+        """The session's owner, once built (`/clear` and `/resume` start or switch conversations through it)."""
+        ...
+
+    async def ready(self) -> Assembled:
+        """The built session (waiting for the build if it is still running)."""
+        ...
+
+    def say(self, text: str, style: str = "") -> None:
+        """Print one message for the user (not model output)."""
+        ...
+
+    def show_markdown(self, text: str) -> None:
+        """Print `text` rendered as Markdown."""
+        ...
+
+    async def ask(self, question: str) -> str:
+        """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
+        ...
+
+    def recap(self, title: str) -> None:
+        """`title · N messages` and the last exchange, dimmed (after a switch to another conversation)."""
+        ...
+
+    async def turn(self, text: str, inject: Sequence[Message] = (), scope: TurnScope | None = None) -> None:
+        """Send `text` (after `inject`) as a turn and show it until it ends; `scope`: a custom command's allowed
+        tools and model."""
+        ...
+
+    def command_catalog(self) -> CommandCatalog:
+        """The custom commands (found before the session is built too, for `/help` and Tab)."""
+        ...
 
 
 class Builtin(msgspec.Struct, frozen=True):
@@ -64,54 +111,6 @@ KEYS_HELP = """keys:
   Ctrl+D                exit
   @path                 name a file for the agent (@server:uri attaches an MCP resource)"""
 
-INIT_PROMPT = """\
-Write {target_action} for this repository: the file coding agents (and new contributors) read before they work \
-here. {target_note}
-
-1. Explore first, with read-only tools: the README, the build and package files (pyproject.toml, package.json, \
-Cargo.toml, go.mod, Makefile, CI workflows...), the layout of the source and test folders, a few central modules, \
-and any existing agent instructions (AGENTS.md, CLAUDE.md, .cursorrules, .cursor/rules/, \
-.github/copilot-instructions.md) — fold what is still true in them into the result.
-2. Find the exact commands to install dependencies, build, lint, format, type-check, run all tests and run a \
-single test. Take them from the project's files and CI; do not guess them, and do not run the full test suite or \
-anything slow or destructive to check them.
-3. Write concise Markdown with:
-   - one short paragraph on what the project is;
-   - the commands above, in code blocks;
-   - the architecture: the main parts and how a request or data flows through them — what takes reading \
-several files to understand, not what a directory listing shows;
-   - the conventions a newcomer would get wrong: style beyond what the linters enforce, naming, error handling, \
-testing patterns, where new code goes, things never to do.
-   Every line must be true of this repository and useful to someone changing it: no generic advice ("write \
-tests", "handle errors"), no invented sections, no list of every file. Aim for well under 200 lines.
-4. {target_write}
-5. Finish with two or three sentences on what you wrote or changed.{notes}"""
-
-
-def init_prompt(root: Path, notes: str) -> str:
-    """The task `/init` gives the agent: AGENTS.md, or the project's CLAUDE.md when that is what it keeps."""
-    agents, claude = root / "AGENTS.md", root / "CLAUDE.md"
-    if agents.is_file():
-        action, note = "an improved AGENTS.md", "AGENTS.md already exists: improve it rather than start over."
-        write = (
-            "Change AGENTS.md in place with Edit (read it first): keep what is right, fix what is outdated, "
-            "add what is missing."
-        )
-    elif claude.is_file():
-        action, note = (
-            "an improved CLAUDE.md",
-            "This project keeps its agent instructions in CLAUDE.md: improve that file.",
-        )
-        write = (
-            "Change CLAUDE.md in place with Edit (read it first): keep what is right, fix what is outdated, "
-            "add what is missing."
-        )
-    else:
-        action, note = "AGENTS.md", "There is none yet."
-        write = "Create AGENTS.md at the root of the workspace with Write, starting with the heading `# AGENTS.md`."
-    extra = f"\n\nNotes from the user: {notes.strip()}" if notes.strip() else ""
-    return INIT_PROMPT.format(target_action=action, target_note=note, target_write=write, notes=extra)
-
 
 def is_command(line: str) -> bool:
     """True when `line` is a slash command (not a message that starts with a path)."""
@@ -121,20 +120,18 @@ def is_command(line: str) -> bool:
     return "/" not in first[1:]
 
 
-def ago(seconds: float) -> str:
-    if seconds < 90:
-        return "just now"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min ago"
-    if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} h ago"
-    return f"{round(seconds / 86400)} days ago"
+def skill_tool(built: Assembled) -> SkillTool | None:
+    """The session's Skill tool, when it offers one."""
+    from ..tools.skill import SkillTool
+
+    tool = built.session.tools.get("Skill")
+    return tool if isinstance(tool, SkillTool) else None
 
 
 class SlashCommands:
     """Runs slash commands for a REPL."""
 
-    def __init__(self, repl: Repl) -> None:
+    def __init__(self, repl: SlashHost) -> None:
         self.repl = repl
         self._handlers: dict[str, Callable[[str], Awaitable[bool]]] = {
             "/help": self.help,
@@ -171,7 +168,7 @@ class SlashCommands:
             await self.mcp_prompt(name[1:], args)
             return False
         built = await self.repl.ready()
-        tool = self.repl.skill_tool(built)
+        tool = skill_tool(built)
         found = tool.find(name[1:]) if tool is not None and len(name) > 1 else None
         if found is not None:
             await self.skill(found.id, args)
@@ -455,7 +452,7 @@ class SlashCommands:
 
     async def skill(self, skill_id: str, args: str) -> None:
         built = await self.repl.ready()
-        tool = self.repl.skill_tool(built)
+        tool = skill_tool(built)
         if tool is None:
             return
         output = tool.load(skill_id, args or None)
@@ -471,7 +468,8 @@ class SlashCommands:
         if manager is None:
             self.repl.say(f"unknown command /{command} — no MCP servers are configured (.mcp.json)", "yellow")
             return
-        await self.repl.join_mcp(built)
+        for warning in await built.mcp.join(built.session.tools):  # waits (bounded) for servers still starting
+            self.repl.say(f"warning: {warning}", "yellow")
         server, _, name = command.partition(":")
         known = [p.command for p in manager.prompts()]
         if command not in known:
@@ -495,59 +493,8 @@ class SlashCommands:
         return [i for i in transcript.list_sessions(built.session.context.cwd) if i.session_id != current]
 
 
-def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
-    """(command, result) of every Bash call in `messages` that ran (not declined, skipped or interrupted),
-    oldest first."""
-    from .render import bash_outcome
-
-    commands = {u.id: str(u.input.get("command", "")) for m in messages for u in m.tool_uses if u.name == "Bash"}
-    return [
-        (commands[r.tool_use_id], r.content)
-        for m in messages
-        for r in m.tool_results
-        if r.tool_use_id in commands and bash_outcome(r.content, r.is_error) is not None
-    ]
-
-
 def _shown_path(path: Path, cwd: Path) -> str:
     try:
         return str(path.relative_to(cwd))
     except ValueError:
         return str(path)
-
-
-def status_report(built: Assembled) -> str:
-    """What `/status` prints."""
-    session, provider = built.session, built.provider
-    reading = session.context_reading()
-    usage = session.totals.usage
-    cost = cost_usd(provider.model, usage)
-    estimated = ", estimated" if reading.estimated else ""
-    lines = [
-        f"model        {provider.name}:{provider.model}",
-        f"context      ~{reading.tokens:,} of {reading.window:,} tokens (~{reading.percent}%{estimated})",
-        f"tokens       {usage.total_input_tokens:,} in ({usage.cache_read_input_tokens:,} from cache, "
-        f"{usage.cache_creation_input_tokens:,} written to cache) · {usage.output_tokens:,} out · "
-        f"{session.totals.model_calls} model calls",
-        "cost         "
-        + (f"{format_cost(cost)} at list price" if cost is not None else f"no price known for {provider.model}"),
-        f"permissions  {built.policy.mode} mode · {len(built.policy.session_rules())} rule(s) recorded this session",
-        "MCP          " + _mcp_status(built),
-        f"session      {session.session_id} · {len(session.messages)} messages · {session.context.cwd}",
-    ]
-    return "\n".join(lines)
-
-
-def _mcp_status(built: Assembled) -> str:
-    manager = built.mcp.manager
-    if manager is None:
-        return "no servers configured"
-    parts = []
-    for server in manager.status():
-        if server.state == "connected":
-            parts.append(f"{server.name} connected ({len(server.tools)} tools)")
-        elif server.detail:
-            parts.append(f"{server.name} {server.state}: {server.detail}")
-        else:
-            parts.append(f"{server.name} {server.state}")
-    return "; ".join(parts)

@@ -97,19 +97,27 @@ class SearxngBackend:
         return _results(data, ("results",), "content", self.name, hint)
 
 
-class BraveBackend:
-    """Brave Search's web search API (`BRAVE_API_KEY`)."""
+class _HostedBackend:
+    """A search service with an API key and a fixed endpoint (the endpoint is a parameter for tests)."""
 
-    ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
+    ENDPOINT = ""
+    NAME = ""
 
-    def __init__(self, key: str, timeout: float, endpoint: str = ENDPOINT) -> None:
+    def __init__(self, key: str, timeout: float, endpoint: str | None = None) -> None:
         self._key = key
         self.timeout = timeout
-        self.endpoint = endpoint
+        self.endpoint = endpoint or self.ENDPOINT
 
     @property
     def name(self) -> str:
-        return "Brave Search"
+        return self.NAME
+
+
+class BraveBackend(_HostedBackend):
+    """Brave Search's web search API (`BRAVE_API_KEY`)."""
+
+    ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
+    NAME = "Brave Search"
 
     async def search(self, query: str, allowed: Sequence[str], blocked: Sequence[str]) -> list[SearchResult]:
         params = {"q": with_operators(query, allowed, blocked), "count": str(RESULTS_WANTED)}
@@ -119,19 +127,11 @@ class BraveBackend:
         return _results(data, ("web", "results"), "description", self.name, hint)
 
 
-class TavilyBackend:
+class TavilyBackend(_HostedBackend):
     """Tavily's search API (`TAVILY_API_KEY`)."""
 
     ENDPOINT = "https://api.tavily.com/search"
-
-    def __init__(self, key: str, timeout: float, endpoint: str = ENDPOINT) -> None:
-        self._key = key
-        self.timeout = timeout
-        self.endpoint = endpoint
-
-    @property
-    def name(self) -> str:
-        return "Tavily"
+    NAME = "Tavily"
 
     async def search(self, query: str, allowed: Sequence[str], blocked: Sequence[str]) -> list[SearchResult]:
         body: dict[str, Any] = {"query": query, "max_results": RESULTS_WANTED}

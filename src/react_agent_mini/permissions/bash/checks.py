@@ -5,13 +5,10 @@ parsed command and may find a problem (not read-only) or add effects."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
+from .parse_state import Parse
 from .sed import sed_script_problem
 from .words import Word
-
-if TYPE_CHECKING:
-    from .options import Parse
 
 
 def _sed(state: Parse) -> None:

@@ -27,7 +27,8 @@ _Piece = tuple[str, str]
 
 class Places:
     """Where the shell is: the directories it may be in (None: not knowable), `$OLDPWD` (None: not knowable), and
-    whether `$HOME` and `$PWD` are still what they were (the command line may assign them: `HOME=x; cat ~/y`)."""
+    whether `$HOME` and `$PWD` are still what they were (the command line may assign them: `HOME=x; cat ~/y`).
+    A directory may be named through a link, as `$PWD` names it after `cd lnk` (`cd ..` goes on from there)."""
 
     __slots__ = ("cwds", "home", "oldpwd", "pwd")
 
@@ -214,7 +215,9 @@ def _glob(text: str, mask: str, base: Path | None, places: Places) -> tuple[list
     roots = bases or [Path("/")]
     if not any(m == UNQUOTED and c in "*?[" for c, m in zip(text, mask, strict=True)):
         return [(root, text) for root in roots], []
-    pattern = "".join(c if m == UNQUOTED else glob.escape(c) for c, m in zip(text, mask, strict=True))
+    pattern = _pattern(text, mask)
+    if pattern is None:
+        return None
     named: list[tuple[Path, str]] = []
     words: list[str] = []
     for root in roots:
@@ -227,6 +230,49 @@ def _glob(text: str, mask: str, base: Path | None, places: Places) -> tuple[list
         words += found
         named += [(root, match) for match in found] or [(root, text)]
     return named, words
+
+
+def _pattern(text: str, mask: str) -> str | None:
+    """The word as a pattern for Python's `glob`, which reads brackets differently from bash: `[^x]` is a
+    negation to bash (`[!x]` to Python), and bash knows classes (`[[:alpha:]]`, `[[=e=]]`, `[[.a.]]`) that Python
+    reads as plain characters. None when a bracket holds what we cannot translate (a class, a quoted character)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if mask[i] != UNQUOTED:
+            out.append(glob.escape(char))
+        elif char == "[" and (close := _bracket_end(text, i)) > 0:
+            body, body_mask = text[i + 1 : close], mask[i + 1 : close]
+            if any(m != UNQUOTED for m in body_mask) or any(k in body for k in ("[:", "[=", "[.")):
+                return None
+            out.append("[" + ("!" + body[1:] if body.startswith("^") else body) + "]")
+            i = close
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _bracket_end(text: str, start: int) -> int:
+    """Where the bracket expression opened at `start` closes (a `]` right after `[`, `[!` or `[^` is a member);
+    -1 when it does not close, and bash reads the `[` as itself."""
+    k = start + 1
+    if text[k : k + 1] in ("!", "^"):
+        k += 1
+    if text[k : k + 1] == "]":
+        k += 1
+    while k < len(text):
+        if text.startswith(("[:", "[=", "[."), k):
+            end = text.find(text[k + 1] + "]", k + 2)  # a class inside the bracket ends with `:]`, `=]`, `.]`
+            if end < 0:
+                return -1
+            k = end + 2
+            continue
+        if text[k] == "]":
+            return k
+        k += 1
+    return -1
 
 
 def real(base: Path, text: str) -> Path:

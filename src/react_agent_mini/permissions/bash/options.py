@@ -5,6 +5,9 @@ read-only (and if not, why), which words name files it reads, what else it does.
 
 Anything the spec does not know makes the command not read-only: an option it does not list, an ambiguous prefix,
 a value that is not one of the choices, a word only known at run time where it could be an option.
+
+The reading's state is a `parse_state.Parse`; a program whose spec names a check (`checks.py`) has it looked at
+once the words are read.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from collections.abc import Sequence
 
 import msgspec
 
+from .parse_state import Parse
 from .spec import Option, Program
 from .words import Word
 
 _ORDINALS = ("first", "second", "third", "fourth")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_VERIFYING = re.compile(r"%G|%\(signature")
+"""Placeholders of a git format (`KINDS`: `format`) that verify signatures, which runs gpg."""
 
 
 class Usage(msgspec.Struct, frozen=True):
@@ -46,37 +52,14 @@ class Usage(msgspec.Struct, frozen=True):
     """Operands it only looks at the existence or kind of (`test -f FILE`)."""
     named: tuple[Word, ...] = ()
     """git: the operands that are revisions or paths (not the pattern of `git grep`)."""
+    pathspecs: tuple[Word, ...] = ()
+    """git: the operands after `--`, which are paths (or git's patterns), never revisions."""
     shows: str = ""
-    """git: `named` when it shows the contents of what its operands name (else of the whole repository)."""
+    """git: what it prints the contents of (`Spec.shows`)."""
     inert: bool = False
     """It runs nothing its words name (read-only commands, and writers such as `rm`)."""
     runs: str = ""
     """How it runs other commands (`spec.RUNS`)."""
-
-
-class Parse:
-    """The state of reading one command's words."""
-
-    def __init__(self, program: Program) -> None:
-        self.program = program
-        self.problem: str | None = None
-        self.effects: set[str] = set(program.effects)
-        self.paths: list[Word] = []
-        self.values: list[tuple[Option, Word]] = []
-        self.operands: list[Word] = []
-        self.scripts: list[str] = []
-        self.nested: list[tuple[str, ...]] = []
-        self.revs: list[Word] = []
-        self.probes: list[Word] = []
-        self.named: list[Word] = []
-        self.dynamic = False
-        self.given: set[str] = set()
-        self.lost = False
-        """An option we do not know was met: the rest cannot be read reliably (effects are still gathered)."""
-
-    def fail(self, problem: str) -> None:
-        if self.problem is None:
-            self.problem = problem
 
 
 def parse(program: Program, words: Sequence[Word]) -> Usage:
@@ -115,6 +98,7 @@ def _usage(state: Parse) -> Usage:
         revs=tuple(state.revs),
         probes=tuple(state.probes),
         named=tuple(state.named),
+        pathspecs=tuple(state.operands[state.dashdash :]) if state.dashdash is not None else (),
         shows=spec.shows,
         inert=spec.inert or problem is None,
         runs=spec.runs,
@@ -200,12 +184,14 @@ def _options(state: Parse, words: list[Word], *, stop_at_operand: bool = False) 
             if not program.dynamic_ok or state.lost:
                 state.fail(f"{program.name}: {word.value!r} is not a literal and could expand to an option")
             state.dynamic = True
+            state.effects |= program.reach  # it may be `-R`
             operands.append(word)
             continue
         value = word.value
         if style == "find" and value in ("(", ")", "!", ","):
             continue  # find's operators
         if value == "--" and style != "find":
+            state.dashdash = len(operands)
             operands.extend(words[i:])
             break
         if not value.startswith("-") or value == "-":
@@ -315,6 +301,10 @@ def _value(state: Parse, option: Option, value: Word, kind: str) -> None:
         state.scripts.append(value.value)
     elif kind == "rev":
         state.revs.append(value)
+    elif kind == "format" and (not value.static or _VERIFYING.search(value.value)):
+        # `%G?`, `%GS`, `%(signature)` make git verify signatures, running gpg (as `--show-signature` does)
+        state.effects.add("runs")
+        state.fail(f"{state.program.name} {option.name}: the format {value.value!r} may verify signatures (gpg)")
     if kind != "text" and not value.static and not value.single:
         state.fail(f"{state.program.name} {option.name}: {value.value!r} could expand to several words")
 

@@ -43,6 +43,7 @@ EFFECTS = frozenset(
         "nocontents",  # git show/diff: an output format without file contents (`--stat`)
         "list",  # git branch/tag: operands are patterns to list, not names to create
         "standalone",  # git --version: no subcommand needed
+        "links",  # may make symbolic links: a path named later on the line that does not exist yet may lead anywhere
         "hidden",  # runs a command line we cannot read (`git -c alias.x=...`, `sed e`): every Bash deny rule applies
         "writes",  # changes files
         "runs",  # runs another program
@@ -54,8 +55,9 @@ DISQUALIFYING = frozenset({"writes", "runs", "network", "unsafe", "hidden"})
 """Effects that make a command not read-only."""
 KINDS = frozenset({"text", "n", "file", "names", "rev", "cmd", "script", "format", "argv"})
 """What an option's value is: plain text, a number, a file read, a file of file names, a git revision (which may
-name an object anywhere: `HEAD:secrets/key`), a command, a shell script, a format string, or the words up to
-`;` or `+` as a command (`find -exec`)."""
+name an object anywhere: `HEAD:secrets/key`), a command, a shell script, a git format string (`%G?`
+and `%(signature)` verify signatures, which runs gpg: not read-only), or the words up to `;` or `+` as a command
+(`find -exec`)."""
 ROLES = frozenset({"file", "text", "pattern", "write", "format", "assign", "path", "probe"})
 """What an operand is: a file (or directory) it reads, plain text, the pattern (text; skipped when an option gave
 one), a file it writes (so not read-only), `+FORMAT` (`date`: anything else sets the clock), `NAME=value` (`env`:
@@ -107,7 +109,10 @@ class Spec(msgspec.Struct, frozen=True, kw_only=False):
     aliases: bool = False
     """An unknown subcommand may be an alias that runs anything (git)."""
     shows: str = ""
-    """git: `named` shows the contents of what its operands name, else of the whole repository."""
+    """git: what it prints the contents of. `named`: of what its operands name — the paths, or the whole tree of a
+    revision when no path limits it, and an object named as a revision whole (a blob, whatever the format);
+    `paths`: of the paths it names only (revisions choose a version: `git blame`); `objects`: of the objects it
+    names (a commit's header is no file's contents: `git cat-file`)."""
     prefix: str = "word"
     groups: tuple[str, ...] = ()
     """Subcommands that group further ones (an "always" rule keeps one more word: `npm run test`)."""
@@ -167,6 +172,17 @@ class Program(msgspec.Struct, frozen=True):
         """True when a word only known at run time may be an option: every option it has is read-only, and an
         unknown one only makes it fail (the expansion itself is judged where it is used)."""
         return all(o.allowed for o in self.options.values()) and not self.spec.subcommands
+
+    @property
+    def reach(self) -> frozenset[str]:
+        """How far an option of it can take it (`recursive`, `follows`): what a word that may expand to any option
+        (`grep {-R,k} .`, `grep "$x" f`) must be assumed to do."""
+        found: set[str] = set()
+        for option in self.options.values():
+            found |= option.effects
+            for _, effects in option.choices:
+                found |= effects
+        return frozenset(found & {"recursive", "follows"})
 
 
 class SpecError(ValueError):

@@ -3,6 +3,12 @@ command in source order (including those in substitutions, compound commands, fu
 tests) with its words unquoted, the problems found outside simple commands (compound redirections, function
 definitions), whether any redirection writes, and the refusals: what we will not analyse, which makes the whole line
 `parsed=False`. `tree.py` says why the tree is checked against bash's own rules, and how.
+
+The walk is all here: every step that can lead to another statement (a substitution in a word or in a redirection's
+target, a loop body, the command a here-document's line goes on with), so that it never leaves this file to come
+back to it. Below it, called and never calling back: `redirects.py` judges redirections and here-document bodies,
+`compound.py` the parts of tests, declarations, arithmetic and loops, `tree.py` parses and holds the positions and
+the checked children of a node, `words.py` reads one word.
 """
 
 from __future__ import annotations
@@ -10,9 +16,28 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .compound import Compound
-from .redirects import Redirections
-from .tree import _EXPANSIONS, _REDIRECTS, _TOKENS, _WORD_PIECES, _WORDS, MAX_DEPTH, Entry, Redirect, Syntax, _parse
+from . import compound
+from .redirects import check_heredoc, file_redirect, heredoc_operator, is_redirect_word, redirect_operator
+from .tree import (
+    _CONDITIONAL_TOKENS,
+    _EXPANSIONS,
+    _FILE_REDIRECT_OPERATORS,
+    _HEREDOC_CONTINUATIONS,
+    _REDIRECTS,
+    _SEPARATORS,
+    _TEST_TOKENS,
+    _TOKENS,
+    _WORD_PIECES,
+    _WORDS,
+    MAX_DEPTH,
+    Entry,
+    Redirect,
+    Syntax,
+    Walk,
+    _error_near,
+    _parse,
+    _stub_delimiters,
+)
 from .words import (
     _SIMPLE_EXPANSION,
     Refused,
@@ -30,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Entry", "Refused", "Syntax", "Word", "_parse", "read"]
 
 
-class _Walker(Redirections, Compound):
+class _Walker(Walk):
     def statement(self, node: Node) -> None:
         self.depth += 1
         if self.depth > MAX_DEPTH:
@@ -53,7 +78,7 @@ class _Walker(Redirections, Compound):
         elif kind in _REDIRECTS:
             self.bare_redirects(node, [node])  # `$(< file)`
         elif kind == "compound_statement" and node.children and node.children[0].type == "((":
-            self.arithmetic_command(node)
+            compound.arithmetic_command(self, node)
         elif kind in _TOKENS and not kind.endswith("_substitution"):
             for _, child in self.kids(node, _TOKENS[kind]):
                 self.statement(child)
@@ -103,17 +128,6 @@ class _Walker(Redirections, Compound):
         entry.words = [w for _, w in sorted(words, key=lambda pair: pair[0])]
         entry.assignments = assignments
         return self.add(entry, ends)
-
-    def not_a_descriptor(self, node: Node) -> None:
-        """Digits right before `<` or `>` are a file descriptor to bash (`ls 2>&-`), even after a continuation, where
-        tree-sitter reads an argument."""
-        start, end = self.span(node)
-        if self.source[start:end].isdigit():
-            after = end
-            while self.source.startswith("\\\n", after):
-                after += 2
-            if self.source[after : after + 1] in ("<", ">"):
-                raise Refused("the parser read a file descriptor as an argument")
 
     def attach(self, entry: Entry, redirect: Redirect, words: list[tuple[int, Word]], ends: list[int]) -> None:
         if redirect.problem:
@@ -220,6 +234,167 @@ class _Walker(Redirections, Compound):
                 raise Refused(f"arrays are not analysed ({child.type} in `{_one_line(self.text(node))}`)")
         return scan_word(self.source, start, end, parts)
 
+    # -- redirections
+
+    def redirect(self, node: Node) -> Redirect:
+        """Analyse one redirection: whether it writes (or reads the network), and the words it carries."""
+        if node.type == "heredoc_redirect":
+            return self.heredoc(node)
+        operator, text = redirect_operator(self, node)
+        targets: list[tuple[int, Word]] = []
+        for field_name, child in self.kids(node, _FILE_REDIRECT_OPERATORS | {"<<<"}):
+            if is_redirect_word(self, child, field_name, operator, text, first=not targets):
+                targets.append((self.span(child)[0], self.word(child)))
+        return file_redirect(self.span(node)[1], operator, text, targets)
+
+    def heredoc(self, node: Node) -> Redirect:
+        """A here-document: `<<[-]WORD`, then (tree-sitter's way) the rest of the command line, then the body."""
+        result = Redirect()
+        operator = heredoc_operator(node)
+        delimiter: tuple[str, bool] | None = None
+        start_end = body_start = end_node_start = end_node_end = -1
+        for field_name, child in self.kids(node, {"<<", "<<-"} | _HEREDOC_CONTINUATIONS):
+            child_start, child_end = self.span(child)
+            if child.type == "heredoc_start":
+                delimiter = _heredoc_delimiter(self.text(child))
+                result.end = start_end = child_end
+            elif child.type == "heredoc_body":
+                body_start = child_start
+            elif child.type == "heredoc_end":
+                end_node_start, end_node_end = child_start, child_end
+            elif body_start >= 0 or delimiter is None:
+                raise Refused("unsupported here-document")
+            elif field_name == "argument" and child.type in _WORDS:
+                result.words.append((child_start, self.word(child)))
+                result.end = child_end
+            elif child.type in _REDIRECTS:
+                inner = self.redirect(child)
+                result.problem = result.problem or inner.problem
+                result.writes |= inner.writes
+                result.words.extend(inner.words)
+                result.targets.extend(inner.targets)
+                result.end = max(result.end, inner.end)
+            else:
+                self.statement(child)  # the rest of the pipeline or list: `cat <<EOF | grep x`
+        check_heredoc(
+            self,
+            node,
+            operator,
+            delimiter,
+            start_end=start_end,
+            body_start=body_start,
+            end_node=(end_node_start, end_node_end),
+        )
+        return result
+
+    # -- tests and declarations
+
+    def special(self, node: Node, redirects: list[Node]) -> None:
+        """`[ ]`, `[[ ]]`, `export`/`declare`/`local`/`readonly`/`typeset` and `unset`: one command whose words are
+        the flattened tree."""
+        entry = Entry(start=self.span(node)[0], text="")
+        ends = [self.span(node)[1]]
+        words: list[tuple[int, Word]] = []
+        opener = node.children[0].type if node.children else ""
+        try:
+            if node.type == "test_command" and opener == "[[":
+                entry.conditional = True
+                self.flatten(node, _CONDITIONAL_TOKENS | {"[[", "]]"}, words, conditional=True)
+                entry.problem = compound.conditional_problem(self, node)
+            elif node.type == "test_command":
+                if opener != "[":
+                    raise Refused(f"unsupported test ({opener})")
+                self.flatten(node, _TEST_TOKENS | {"[", "]"}, words, conditional=False)
+            else:
+                self.declaration(node, words)
+        except Refused as refused:
+            entry.refusal = str(refused)
+            self.refuse_at(entry.start, refused)
+            words = [(entry.start, Word(value=self.text(node), static=False, operand=False, single=False))]
+        for child in redirects:
+            self.attach(entry, self.redirect(child), words, ends)
+        entry.words = [w for _, w in sorted(words, key=lambda pair: pair[0])]
+        self.add(entry, ends)
+
+    def declaration(self, node: Node, words: list[tuple[int, Word]]) -> None:
+        keyword = compound.declaration_keyword(node)
+        words.append((self.span(keyword)[0], Word(value=keyword.type, static=True, operand=True, single=True)))
+        for _, child in self.kids(node, compound.DECLARATIONS):
+            start = self.span(child)[0]
+            if child.type == "variable_assignment":
+                words.append((start, self.assignment(child)))
+            elif child.type == "variable_name" or child.type in _WORDS:
+                words.append((start, self.word(child)))
+            else:
+                raise Refused(f"unsupported {keyword.type} argument ({child.type})")
+
+    def flatten(self, node: Node, tokens: frozenset[str], words: list[tuple[int, Word]], *, conditional: bool) -> None:
+        """The words of a test, in source order: operators as literal words, operands unquoted. `[ ]` is a simple
+        command, so it ends at a newline; `[[ ]]` may span lines."""
+        for _, child in self.kids(node, tokens, inline=not conditional):
+            start = self.span(child)[0]
+            if child.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                self.flatten(child, tokens, words, conditional=conditional)
+            elif child.type == "test_operator":
+                words.append((start, self.word(child)))
+            elif child.type == "regex" and conditional:
+                words.append((start, compound.regex(self, child)))
+            elif child.type in _WORDS:
+                words.append((start, self.word(child, pattern=conditional and child.type == "extglob_pattern")))
+            else:
+                raise Refused(f"unsupported test part ({child.type})")
+        words.extend(compound.operator_words(self, node))
+
+    # -- compound commands
+
+    def for_loop(self, node: Node) -> None:
+        for field_name, child in self.kids(node, _SEPARATORS | {"for", "select", "in"}):
+            if field_name == "variable" and child.type == "variable_name":
+                compound.loop_variable(self.text(child))
+            elif field_name == "body":
+                self.statement(child)
+            elif field_name == "value" and child.type in _WORDS:
+                try:
+                    self.word(child)
+                except Refused as refused:
+                    self.refuse_at(self.span(child)[0], refused)
+            else:
+                raise Refused(f"unsupported for loop part ({child.type})")
+
+    def c_style_for(self, node: Node) -> None:
+        self.statement(compound.c_style_for_body(self, node))
+
+    def case(self, node: Node) -> None:
+        for field_name, child in self.kids(node, _SEPARATORS | {"case", "in", "esac"}):
+            if field_name == "value" and child.type in _WORDS:
+                self.word(child)
+            elif child.type == "case_item":
+                for item_field, part in self.kids(child, _SEPARATORS | {"(", ")", "|", ";;", ";&", ";;&"}):
+                    if item_field == "value" and part.type in _WORDS:
+                        self.word(part, pattern=part.type == "extglob_pattern")
+                    else:
+                        self.statement(part)
+            else:
+                raise Refused(f"unsupported case part ({child.type})")
+
+    def function(self, node: Node) -> None:
+        start = self.span(node)[0]
+        name = "?"
+        for field_name, child in self.kids(node, {"function", "(", ")"}):
+            if field_name == "name":
+                name = self.text(child)
+            elif field_name == "body":
+                self.statement(child)
+            elif field_name == "redirect" and child.type in _REDIRECTS:
+                redirect = self.redirect(child)
+                self.result.writes |= redirect.writes
+                if redirect.words:
+                    raise Refused("words after the redirection of a function")
+                self.result.targets.extend(redirect.targets)  # `f() { ...; } > f`: when it is called
+            else:
+                raise Refused(f"unsupported function part ({child.type})")
+        self.result.problems.append((start, f"defines the shell function {name}"))
+
     # -- words
 
     def word(self, node: Node, *, pattern: bool = False) -> Word:
@@ -272,30 +447,6 @@ class _Walker(Redirections, Compound):
                     self.statement(child)
             finally:
                 self.depth -= 1
-
-
-def _error_near(node: Node) -> str:
-    """Describe the first ERROR or MISSING node for the reason."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.is_error or current.is_missing:
-            snippet = _one_line(current.text.decode(errors="replace") if current.text else "", 40)
-            return f"near `{snippet}`" if snippet else "(something is missing)"
-        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
-    return ""
-
-
-def _stub_delimiters(node: Node) -> list[str]:
-    """The delimiters of the here-documents in an error tree, to complete a command's text with empty bodies."""
-    found: list[str] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == "heredoc_start" and current.text is not None:
-            found.append(_heredoc_delimiter(current.text.decode())[0])
-        stack.extend(reversed(current.children))
-    return found
 
 
 _SINGLE = frozenset(

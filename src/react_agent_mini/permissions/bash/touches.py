@@ -5,6 +5,11 @@ it runs.
 For a read-only command the program table says which words are files (`Usage.paths`: `grep PATTERN FILE` reads
 FILE, not PATTERN; `echo` reads nothing); for any other command every word may be a path, including values glued to
 options (`-fsecrets/key`, `--file=x`, `if=~/x`). Redirection targets are paths either way.
+
+A git command prints the files of what its operands name (`Spec.shows`): the paths it is limited to (directories
+are read whole; a pattern git expands itself, `'secr*'`, reaches anywhere), or the whole tree of a revision, and an
+object a revision names whole whatever the format (`git show --stat v1` of a tag naming a blob). What a revision
+names is read from the repository (`gitobjects`).
 """
 
 from __future__ import annotations
@@ -163,7 +168,7 @@ def recursive_dirs(cmd: SimpleCommand, paths: Sequence[Path], places: Places, ro
         return ()
     bases = places.cwds or [root]
     if usage.name.split()[0] == "git":
-        return (root,) if _git_contents(cmd, usage, bases) else ()
+        return _git_recursive(cmd, usage, places, root)
     if "contents" in usage.effects:
         return (root,)
     dirs = [p for p in paths if is_dir(p)]
@@ -176,21 +181,94 @@ def recursive_dirs(cmd: SimpleCommand, paths: Sequence[Path], places: Places, ro
     return tuple(dict.fromkeys(dirs or bases))  # `grep -r k`: no file named, so the directory it is in
 
 
-def _git_contents(cmd: SimpleCommand, usage: Usage, bases: Sequence[Path]) -> bool:
-    """True when a git command may print (or rewrite) files anywhere in the repository, rather than only the files
-    it names or none at all."""
+def _git_recursive(cmd: SimpleCommand, usage: Usage, places: Places, root: Path) -> tuple[Path, ...]:
+    """The directories whose files a git command may print (or rewrite): the whole repository, those its paths
+    name, or none (`Spec.shows` says what each subcommand prints)."""
+    whole = (root,)
     effects = usage.effects
     if effects & {"contents", "hidden"}:
-        return True  # a patch, a blob, a grep; an alias or configuration that could do anything
+        return whole  # a patch, a blob, a grep; an alias or configuration that could do anything
     if any("%(" in w for w in cmd.argv) or any(":" in w.value for w in usage.revs):
-        return True  # `--format=%(contents)`, `--blob=HEAD:secrets/key`: an object anywhere
-    if usage.shows != "named" or "nocontents" in effects:
+        return whole  # `--format=%(contents)`, `--blob=HEAD:secrets/key`: an object anywhere
+    if not usage.shows:
+        return ()
+    pathspecs = {id(w) for w in usage.pathspecs}
+    dirs: list[Path] = []
+    limited = unsure = False
+    for word in usage.named:
+        if ":" in word.value:
+            return whole  # `HEAD:secrets/key`, `:secrets/key`, `:(top)secrets`, `:/message`
+        found = expand(word, places)
+        if found is None:
+            return whole
+        paths, _, produced = found
+        if any(c in word.value for c in "*?[") and (word.static or not produced):
+            return whole  # a pattern bash leaves alone is git's own (`'secr*'` matches secrets/key)
+        existing = [p for p in paths if is_file(p) or is_dir(p)]
+        if existing or id(word) in pathspecs:
+            limited = True  # after `--` a name that is not there limits to nothing
+            dirs += [p for p in existing if is_dir(p)]
+        elif not _commit(word.value, root):
+            unsure = True  # an object id, a tag: it may be a blob, which is printed whole whatever the format
+    if usage.shows == "paths":
+        return tuple(dict.fromkeys(dirs))
+    if usage.shows == "objects" and "nocontents" in effects:
+        return ()  # `git cat-file -t`, `-s`: the type or size of an object, even a blob's
+    if unsure:
+        return whole
+    if "nocontents" in effects or usage.shows == "objects":
+        return ()
+    return tuple(dict.fromkeys(dirs)) if limited else whole  # no path: the whole tree of a revision
+
+
+_SPECIAL_REFS = frozenset({"HEAD", "@", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"})
+_REV_SUFFIX = re.compile(r"(?:~\d*|\^\d*|\^\{commit\}|\^[@!]|\^-\d*|@\{[^{}]*\})*$")
+
+
+def _commit(rev: str, root: Path) -> bool:
+    """True when `rev` certainly names commits, whose files git does not print whole: what its name points at is a
+    commit (read from the repository: `gitobjects`), or a suffix peels it to one (`v1~0`, `x^2`: git fails on
+    anything else). An object id or a tag of a blob is not; one whose object cannot be read is, when its name is
+    HEAD's or a branch's (a branch names a commit unless a write made it point elsewhere)."""
+    from .gitobjects import rev_type  # only git commands that print what they name need it (zlib, mmap: ~0.5 ms)
+
+    sides = re.split(r"\.\.\.?", rev) if ".." in rev else [rev]
+    for side in sides:
+        side = side.removeprefix("^")
+        if not side and len(sides) > 1:
+            continue  # `..main`: HEAD
+        suffix = _REV_SUFFIX.search(side)
+        name, tail = (side[: suffix.start()], side[suffix.start() :]) if suffix else (side, "")
+        if "~" in tail or "^" in tail or name.startswith("@{") or (not name and side.startswith("@")):
+            continue  # peeled to a commit; `@{u}`, `@{-1}`: a branch
+        kind = rev_type(root / ".git", "HEAD" if name == "@" else name)
+        if kind is None and (name in _SPECIAL_REFS or _branch(name, root)):
+            continue
+        if kind != "commit":
+            return False
+    return True
+
+
+def _branch(name: str, root: Path) -> bool:
+    """`name` is a local or remote-tracking branch of the workspace's repository, as git resolves a short name
+    (`.git/NAME`, `refs/NAME` and `refs/tags/NAME` come first: a tag of that name wins)."""
+    if not name or name.startswith(("-", "/")) or ".." in name or "\\" in name:
         return False
-    if any(":" in w.value for w in usage.named):
-        return True  # `HEAD:secrets/key`
-    # limited to paths it names that exist (`git diff -- src/app.py`, `git blame src/app.py`): those are checked
-    named = [w for w in usage.named if any(is_file(b / w.value) for b in bases)]
-    return not named
+    git = root / ".git"
+    for candidate in (name, f"refs/{name}", f"refs/tags/{name}"):
+        if _has_ref(git, candidate):
+            return candidate.startswith(("refs/heads/", "refs/remotes/"))
+    return _has_ref(git, f"refs/heads/{name}") or _has_ref(git, f"refs/remotes/{name}")
+
+
+def _has_ref(git: Path, ref: str) -> bool:
+    if is_file(git / ref):
+        return True
+    try:
+        packed = (git / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except (OSError, ValueError):
+        return False
+    return any(line.endswith(" " + ref) for line in packed.splitlines())
 
 
 # -- cd
@@ -228,6 +306,9 @@ def after_cd(cmd: SimpleCommand, places: Places) -> Places:
     if found is None or len(found[0]) == 0:
         return places.moved(None)
     moved = [p for p in found[0] if is_dir(p)] or found[0]
+    # `cd` reads `..` logically, from `$PWD` with its links (`cd lnk/../..` from a link `lnk -> a/b` leaves the
+    # workspace, where the kernel would land in it): the directories kept are where `$PWD` may be, links kept
+    moved += [p for p in found[1] if is_dir(p)]
     # `$OLDPWD` is where it was, or (if this `cd` did not run) what it was before: known only if that was known
     oldpwd = list(dict.fromkeys([*cwds, *places.oldpwd])) if places.oldpwd is not None else None
     return places.moved(list(dict.fromkeys([*cwds, *moved])), oldpwd)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .words import _BLANKS, _DELIMITERS, _WORDISH_TOKEN, Refused, Word, _one_line
+from .words import _BLANKS, _DELIMITERS, _WORDISH_TOKEN, Refused, Word, _heredoc_delimiter, _one_line
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree
@@ -72,6 +72,30 @@ def _parse(data: bytes) -> Tree:
             except (ImportError, ValueError) as error:  # not installed, or a grammar too new for the runtime
                 raise Refused(f"the shell parser is unavailable ({error})") from None
         return _parser.parse(data)
+
+
+def _error_near(node: Node) -> str:
+    """Describe the first ERROR or MISSING node for the reason."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.is_error or current.is_missing:
+            snippet = _one_line(current.text.decode(errors="replace") if current.text else "", 40)
+            return f"near `{snippet}`" if snippet else "(something is missing)"
+        stack.extend(reversed([c for c in current.children if c.has_error or c.is_missing]))
+    return ""
+
+
+def _stub_delimiters(node: Node) -> list[str]:
+    """The delimiters of the here-documents in an error tree, to complete a command's text with empty bodies."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "heredoc_start" and current.text is not None:
+            found.append(_heredoc_delimiter(current.text.decode())[0])
+        stack.extend(reversed(current.children))
+    return found
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -278,27 +302,16 @@ class Walk:
         if check_touch and not joined and left not in _DELIMITERS and right not in _DELIMITERS:
             raise Refused("the parser split a word that bash reads as one")
 
+    def not_a_descriptor(self, node: Node) -> None:
+        """Digits right before `<` or `>` are a file descriptor to bash (`ls 2>&-`), even after a continuation, where
+        tree-sitter reads an argument."""
+        start, end = self.span(node)
+        if self.source[start:end].isdigit():
+            after = end
+            while self.source.startswith("\\\n", after):
+                after += 2
+            if self.source[after : after + 1] in ("<", ">"):
+                raise Refused("the parser read a file descriptor as an argument")
+
     def refuse_at(self, position: int, refused: Refused) -> None:
         self.result.refusals.append((position, str(refused)))
-
-    # -- simple commands
-
-    # -- implemented by the walker
-
-    def statement(self, node: Node) -> None:
-        raise NotImplementedError
-
-    def word(self, node: Node, *, pattern: bool = False) -> Word:
-        raise NotImplementedError
-
-    def assignment(self, node: Node) -> Word:
-        raise NotImplementedError
-
-    def redirect(self, node: Node) -> Redirect:
-        raise NotImplementedError
-
-    def attach(self, entry: Entry, redirect: Redirect, words: list[tuple[int, Word]], ends: list[int]) -> None:
-        raise NotImplementedError
-
-    def add(self, entry: Entry, ends: list[int]) -> Entry:
-        raise NotImplementedError

@@ -26,11 +26,19 @@ HIDDEN: tuple[str, ...] = ("\x00hidden",)
 """A variant standing for "this runs a command line we cannot read": every deny and ask rule on Bash applies."""
 HIDING_VARIABLES = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELLOPTS",
                               "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF",
-                              "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "LD_PRELOAD", "IFS"})  # fmt: skip
-"""Variables that make a program run a command line from their value."""
+                              "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "LD_PRELOAD", "IFS",
+                              "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS",
+                              "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH",
+                              "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "LESSOPEN", "LESSCLOSE",
+                              "MANPAGER", "BROWSER", "TAR_OPTIONS", "RSYNC_RSH", "PERL5OPT", "NODE_OPTIONS",
+                              "RUBYOPT", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH"})  # fmt: skip
+"""Variables that make a program run a command line from their value (or load code, or configuration that names
+programs to run, from where they point)."""
 EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
 _MAX_TAILS = 24
 _MAX_DEPTH = 4
+_TESTS = frozenset({"[", "[["})
+"""Command names made of glob characters that are no glob: the test commands (`[ -d src ]`)."""
 _SHELL_OPTIONS_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
@@ -47,7 +55,7 @@ def _program(raw: Sequence[str], usage: Usage | None, depth: int) -> Iterator[tu
     if not argv:
         return
     name = os.path.basename(argv[0])
-    if EXPANSION.search(argv[0]) or any(c in argv[0] for c in "*?[{"):
+    if EXPANSION.search(argv[0]) or (argv[0] not in _TESTS and any(c in argv[0] for c in "*?[{")):
         yield HIDDEN  # `$x f`, `${x:-rm} f`, `$(echo rm) f`, `rm{,} f`, `r? f`: the name is only known when it runs
         return
     yield tuple(argv)

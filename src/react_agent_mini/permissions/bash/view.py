@@ -6,6 +6,7 @@ rules (`rules/ruleset.py`) and the policy read the `BashView` it returns, and as
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -13,8 +14,9 @@ from typing import NamedTuple
 import msgspec
 
 from ...tools.paths import inside, resolve
+from . import programs
 from .analysis import ShellAnalysis, SimpleCommand, analyze, is_read_only_command, usage_of
-from .expand import Places, ansi_c_value
+from .expand import Places, ansi_c_value, real
 from .touches import Touch, after_cd, effects, program_name, recursive_dirs, stays, touched
 from .variants import HIDING_VARIABLES, scripts_of
 from .words import UNQUOTED, Word
@@ -100,12 +102,17 @@ class _Context(NamedTuple):
 
 def _views(analysis: ShellAnalysis, places: Places, ctx: _Context, depth: int) -> list[CommandView]:
     views: list[CommandView] = []
-    globbing_changed = False
+    globbing_changed = linked = False
     for cmd in analysis.commands:
         after = places if stays(cmd) else after_cd(cmd, places)
         lost = places.cwds is not None and after.cwds is None  # `cd -`, `cd $X`, `popd`: gone where we cannot see
-        views.append(_view(cmd, places, ctx, depth, globbing_changed=globbing_changed, lost=lost))
+        view = _view(cmd, places, ctx, depth, globbing_changed=globbing_changed, lost=lost)
+        if linked and not view.unknown and any(not _lexists(p) for p in view.paths):
+            # `ln -s . x && cat x/secrets/key`: a name that is not there yet may be a link made on this line
+            view = msgspec.structs.replace(view, unknown=True)
+        views.append(view)
         globbing_changed = globbing_changed or _changes_globbing(cmd)
+        linked = linked or (not view.read_only and _makes_links(cmd))
         places = after
     if analysis.targets:
         # redirections of compound commands: judged from every directory the shell may have been in
@@ -132,7 +139,7 @@ def _view(
     if places.cwds is None:
         touch.add_outside(f"{program_name(cmd) or cmd.text} runs in a directory only known when it runs")
         touch.unknown = True
-    elif elsewhere := [c for c in places.cwds if not inside(root, c)]:
+    elif elsewhere := [c for c in places.cwds if not inside(root, real(c, "."))]:
         touch.add_outside(f"{program_name(cmd) or cmd.text} runs in {elsewhere[0]}")  # `cd; ls` lists $HOME
     if lost:
         touch.add_outside(f"{cmd.text} goes to a directory only known when it runs")
@@ -184,6 +191,29 @@ def _wrapped(cmd: SimpleCommand, touch: Touch, places: Places, root: Path) -> li
         recursive += recursive_dirs(inner, touch.paths, places, root)
         effects(touch, inner, usage)
     return recursive
+
+
+def _makes_links(cmd: SimpleCommand) -> bool:
+    """Whether `cmd` may make symbolic links (`Spec` effect `links`: `ln`, `cp`, `tar`, `git checkout`), itself or
+    through a program it runs (`sudo ln ...`, `sh -c 'ln ...'`): every word naming such a program counts."""
+    if cmd.usage is not None and "links" in cmd.usage.effects:
+        return True
+    for word in cmd.argv:
+        for token in _TOKENS.split(ansi_c_value(word)):
+            program = programs.lookup(token.rsplit("/", 1)[-1]) if token else None
+            if program is not None and "links" in program.effects:
+                return True
+    return False
+
+
+_TOKENS = re.compile(r"[\s;&|()<>`'\"{}$]+")
+
+
+def _lexists(path: Path) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _assigned(analysis: ShellAnalysis) -> set[str]:
@@ -253,7 +283,7 @@ def _git_dir_for(start: Path) -> Path | None:
 
 def _trusted_git(places: Places, trusted: Path | None) -> bool:
     """True when every directory the shell may be in finds the workspace's own repository."""
-    return places.cwds is not None and all(_git_dir_for(c) == trusted for c in places.cwds)
+    return places.cwds is not None and all(_git_dir_for(real(c, ".")) == trusted for c in places.cwds)
 
 
 def _partial_clone(git: Path | None) -> bool:

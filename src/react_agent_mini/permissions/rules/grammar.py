@@ -150,16 +150,19 @@ class PathPattern:
         body = _glob_regex(pattern)
         self.regex = re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
 
+    def anchor(self, workspace: Path, project_root: str | None) -> Path:
+        """The directory the pattern is relative to: nothing outside it matches."""
+        if self.base == "abs":
+            return Path("/")
+        if self.base == "home":
+            return Path.home().resolve()
+        if self.base == "project" and project_root:
+            return Path(project_root).resolve()
+        return workspace.resolve()
+
     def matches(self, path: Path, directory: bool, workspace: Path, project_root: str | None) -> bool:
         """True when the pattern covers `path` (or an ancestor of it, like gitignore)."""
-        if self.base == "abs":
-            base = Path("/")
-        elif self.base == "home":
-            base = Path.home().resolve()
-        elif self.base == "project" and project_root:
-            base = Path(project_root).resolve()
-        else:
-            base = workspace.resolve()
+        base = self.anchor(workspace, project_root)
         try:
             parts = path.relative_to(base).parts
         except ValueError:

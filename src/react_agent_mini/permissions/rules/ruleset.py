@@ -15,6 +15,7 @@ working on something only known when it runs (`cat "$f"`, `xargs`, a brace or gl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -313,12 +314,24 @@ def _bash_allowed(entries: list[_Entry], bash: BashView) -> Rule | None:
 
 def _denied_below(matcher: PathPattern, directory: Path, root: Path, project: str | None) -> bool:
     """True when `matcher` covers some file or folder inside `directory` (a bounded walk, links not followed)."""
+    anchor = matcher.anchor(root, project)
+    forms = [directory]
+    with contextlib.suppress(OSError, RuntimeError, ValueError):
+        forms.append(directory.resolve())
+    if not any(p == anchor or anchor in p.parents for p in forms):
+        # nothing outside the pattern's base matches: a walk of `/` or `~` for `./secrets/**` starts at the workspace
+        if not any(p in anchor.parents for p in forms):
+            return False
+        if matcher.matches(anchor, True, root, project):
+            return True
+        directory = anchor
     seen = 0
     for current, dirnames, filenames in os.walk(directory):
         base = Path(current)
-        for name in (*dirnames, *filenames):
+        for name, is_dir in (*((d, True) for d in dirnames), *((f, False) for f in filenames)):
             seen += 1
-            if seen > _WALK_LIMIT or matcher.matches(base / name, False, root, project):
+            # a folder the rule covers whole counts before its files are walked (`secrets/` for `secrets/**`)
+            if seen > _WALK_LIMIT or matcher.matches(base / name, is_dir, root, project):
                 return True  # past the bound, assume the worst
         dirnames[:] = [d for d in dirnames if d != ".git"]
     return False

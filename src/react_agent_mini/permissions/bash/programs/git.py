@@ -18,12 +18,14 @@ from .git_options import (
     CONFIG_OPTIONS,
     DESCRIBE_OPTIONS,
     DIFF,
+    FOR_EACH_REF_OPTIONS,
     GLOBAL,
     GREP_OPTIONS,
     LOG,
     LS_FILES_OPTIONS,
     LS_TREE_OPTIONS,
     REF_FILTERS,
+    REV_LIST_OPTIONS,
     REV_PARSE_OPTIONS,
     SHORTLOG_OPTIONS,
     STATUS_OPTIONS,
@@ -37,18 +39,17 @@ def _writers(names: str, effects: str = "") -> tuple[Spec, ...]:
 _NOT_READ_ONLY = (
     *_writers(
         "checkout restore reset apply am merge rebase cherry-pick revert clean switch mv rm checkout-index read-tree",
-        "contents",
+        "contents links",
     ),
-    *_writers("pull", "contents network"),
+    *_writers("pull", "contents network links"),
     *_writers("fetch push clone ls-remote", "network"),
     # they print or package the contents of any file of the repository
     *_writers(
         "archive bundle format-patch diff-files diff-index diff-tree difftool range-diff fast-export", "contents"
     ),
     *_writers(
-        "add bisect check-attr check-ignore cherry commit commit-tree count-objects "
-        "for-each-ref fsck gc hash-object help init "
-        "merge-base mergetool name-rev notes repack replace rev-list show-branch show-ref "
+        "add bisect check-attr cherry commit commit-tree fsck gc hash-object help init "
+        "mergetool notes repack replace show-branch "
         "sparse-checkout submodule symbolic-ref update-index update-ref verify-commit verify-tag worktree "
         "write-tree maintenance lfs var"
     ),
@@ -123,7 +124,7 @@ SPECS: tuple[Spec, ...] = (
                 abbrev=True,
                 options=BLAME_OPTIONS,
                 operands="path*",
-                shows="named",
+                shows="paths",
                 examples=("git blame -L 1,10 README.md",),
             ),
             Spec(
@@ -158,7 +159,7 @@ SPECS: tuple[Spec, ...] = (
                 abbrev=True,
                 options=CAT_FILE_OPTIONS,
                 operands="path*",
-                shows="named",
+                shows="objects",
                 examples=("git cat-file -p HEAD", "git cat-file -t HEAD"),
             ),
             Spec(
@@ -282,8 +283,9 @@ SPECS: tuple[Spec, ...] = (
                 style="posix",
                 default="push",
                 subcommands=(
-                    Spec("push", read_only=False, effects="contents"),
-                    *_writers("pop apply drop clear branch save create store", "contents"),
+                    Spec("push", read_only=False, effects="contents links"),
+                    *_writers("pop apply branch save", "contents links"),
+                    *_writers("drop clear create store", "contents"),
                     Spec("list", options=LOG, operands=""),
                     Spec(
                         "show",
@@ -296,6 +298,73 @@ SPECS: tuple[Spec, ...] = (
                 counterexamples=("git stash", "git stash drop", "git stash -u"),
             ),
             Spec("version", options=("--build-options",), operands=""),
+            Spec(
+                "rev-list",
+                numeric=True,
+                options=REV_LIST_OPTIONS,
+                operands="path*",
+                examples=("git rev-list --count HEAD", "git rev-list --max-count=3 --objects HEAD"),
+                counterexamples=("git rev-list --output=x HEAD", "git rev-list --show-signature HEAD"),
+            ),
+            Spec(
+                "merge-base",
+                options=("-a --all", "--octopus", "--independent", "--is-ancestor", "--fork-point"),
+                operands="text*",
+                examples=("git merge-base HEAD main", "git merge-base --is-ancestor HEAD main"),
+            ),
+            Spec(
+                "show-ref",
+                options=(
+                    "--head",
+                    "--verify",
+                    "--exists",
+                    "-d --dereference",
+                    "-s --hash ?n",
+                    "--abbrev ?n",
+                    "-q --quiet",
+                    "--tags",
+                    "--heads",
+                    "--branches",
+                    "--exclude-existing ?text",
+                ),
+                operands="text*",
+                examples=("git show-ref --heads", "git show-ref -s HEAD"),
+            ),
+            Spec(
+                "count-objects",
+                options=("-v --verbose", "-H --human-readable"),
+                operands="",
+                examples=("git count-objects -vH",),
+            ),
+            Spec(
+                "check-ignore",
+                options=("-q --quiet", "-v --verbose", "--stdin", "-z", "-n --non-matching", "--no-index"),
+                operands="text*",
+                examples=("git check-ignore -v build/x",),
+            ),
+            Spec(
+                "name-rev",
+                options=(
+                    "--tags",
+                    "--refs =text",
+                    "--exclude =text",
+                    "--all",
+                    "--annotate-stdin",
+                    "--stdin",
+                    "--name-only",
+                    "--no-undefined",
+                    "--always",
+                ),
+                operands="text*",
+                examples=("git name-rev HEAD",),
+            ),
+            Spec(
+                "for-each-ref",
+                options=FOR_EACH_REF_OPTIONS,
+                operands="text*",
+                examples=("git for-each-ref --count=1 refs/heads", "git for-each-ref --sort=-committerdate"),
+                counterexamples=("git for-each-ref --format=%(signature)",),
+            ),
         ),
     ),
 )

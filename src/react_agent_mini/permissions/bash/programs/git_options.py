@@ -69,11 +69,23 @@ REV = (
     "--no-mailmap", "--log-size", "--follow", "--show-signature +runs # runs gpg to check signatures",
 )  # fmt: skip
 LOG = (*REV, *DIFF)
+REV_LIST_OPTIONS = (
+    *REV, "--count", "--objects", "--objects-edge", "--objects-edge-aggressive", "--unpacked", "--object-names",
+    "--no-object-names", "--filter =text", "--no-filter", "--filter-print-omitted", "--missing =text",
+    "--exclude-promisor-objects", "--header", "--timestamp", "--quiet", "--disk-usage ?text", "--in-commit-order",
+    "--use-bitmap-index", "--stdin",
+)  # fmt: skip
+"""`git rev-list`: the revision options and its own (it prints object names, never file contents)."""
 
 REF_FILTERS = (
     "-l --list +list", "--color ?text", "--no-color", "--contains ~rev", "--no-contains ~rev", "--merged ~rev",
     "--no-merged ~rev", "--column ?text", "--no-column", "--sort =text", "--points-at ~rev", "-i --ignore-case",
     "--omit-empty", "--format =format",
+)  # fmt: skip
+FOR_EACH_REF_OPTIONS = (
+    "--count =n", "--shell", "--perl", "--python", "--tcl", "--sort =text", "--format =format", "--color ?text",
+    "--points-at ~rev", "--merged ~rev", "--no-merged ~rev", "--contains ~rev", "--no-contains ~rev",
+    "--ignore-case", "--omit-empty", "--exclude =text", "--include-root-refs", "--stdin",
 )  # fmt: skip
 BRANCH_LISTING = ("-v --verbose", "-q --quiet", "-r --remotes", "-a --all", "--show-current", "--abbrev ?n",
                    "--no-abbrev")  # fmt: skip

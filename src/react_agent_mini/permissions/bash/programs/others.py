@@ -78,19 +78,26 @@ SPECS: tuple[Spec, ...] = (
     *_many("npx bunx pnpx uvx pipx", prefix="runner"),
     *_SUBCOMMAND_TOOLS,
     # writers that work on whole trees: a Read or Edit deny rule covering anything below what they name applies
-    *_many("tar zip rsync 7z cpio patch unzip", effects="tree"),
+    *_many("tar rsync 7z cpio patch unzip", effects="tree links"),
+    *_many("zip", effects="tree"),
     *_many("scp", effects="tree network"),
     Spec(
         "cp",
         read_only=False,
         inert=True,
-        options=("-r -R --recursive +recursive", "-a --archive +recursive"),
+        options=(  # copying a tree copies its links as links (`-s` makes them)
+            "-r -R --recursive +recursive +links",
+            "-a --archive +recursive +links",
+            "-s --symbolic-link +links",
+            "-d -P --no-dereference +links",
+        ),
     ),
     # writers that run nothing their words name (and, with -r, work on whole trees)
     Spec("rm", read_only=False, inert=True, options=("-r -R --recursive +recursive",)),
     Spec("chmod chown chgrp", read_only=False, inert=True, options=("-R --recursive +recursive",)),
-    Spec("mv", read_only=False, inert=True, effects="recursive"),
-    *_many("rmdir mkdir touch ln truncate install mktemp", inert=True),
+    Spec("mv", read_only=False, inert=True, effects="recursive links"),
+    Spec("ln", read_only=False, inert=True, effects="links"),
+    *_many("rmdir mkdir touch truncate install mktemp", inert=True),
     # the network
     *_many("curl wget nc ncat netcat telnet sftp ftp ping dig nslookup host whois", effects="network"),
 )
