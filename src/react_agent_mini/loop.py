@@ -45,6 +45,7 @@ from .providers.base import ModelRequest
 from .providers.errors import ContextTooLong, ProviderError
 from .tools.base import ToolContext, ToolRegistry
 from .tools.runner import ToolRun, run_tool_calls
+from .tools.spec import ToolSpec
 from .trace import trace
 
 CUT_TOOL_CALL = (
@@ -55,7 +56,8 @@ CUT_TEXT_NOTICE = "The response was cut off by the output token limit."
 
 CallModel = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
 Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
-Autocompact = Callable[[Sequence[Message]], Awaitable[Compacted | None]]
+Autocompact = Callable[[Sequence[Message], str, Sequence[ToolSpec]], Awaitable[Compacted | None]]
+"""Given the history, the system prompt and the tools of the next request: a summary to use instead, or None."""
 
 
 def _new_id() -> str:
@@ -122,7 +124,11 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
     while True:
         turn += 1
         trace("query.turn_start", turn=turn)
-        if deps.autocompact is not None and (compacted := await deps.autocompact(tuple(messages))) is not None:
+        autocompact = deps.autocompact
+        if (
+            autocompact is not None
+            and (compacted := await autocompact(tuple(messages), params.system, params.tools.specs())) is not None
+        ):
             messages = list(compacted.messages)
             yield compacted
         outbound = build_outbound(tuple(messages), params.compact, deps)  # a snapshot: `messages` grows

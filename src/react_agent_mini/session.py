@@ -63,7 +63,7 @@ class Session:
         self.compaction = compaction or Compaction(deps.call_model, options=compact)
         """The context meter and autocompact (breaker and thrash guard live as long as the session)."""
         if deps.autocompact is None:
-            deps = msgspec.structs.replace(deps, autocompact=self._autocompact)
+            deps = msgspec.structs.replace(deps, autocompact=self.compaction.maybe)
         self.deps = deps
         self.tools = tools
         self.context = context
@@ -210,9 +210,6 @@ class Session:
                 "are now cleared sooner. Trying again."
             )
         return None
-
-    async def _autocompact(self, history: Sequence[Message]) -> Compacted | None:
-        return await self.compaction.maybe(history, self.system_prompt, self.tools.specs())
 
     async def compact_now(self, focus: str = "") -> Compacted | str:
         """`/compact [focus]`: summarise the older history now; the new history, or why there was none."""

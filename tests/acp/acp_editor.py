@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from acp import PROTOCOL_VERSION, Client, RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -38,8 +39,6 @@ from acp.schema import (
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
-
-from acp import PROTOCOL_VERSION, Client, RequestError, spawn_agent_process
 
 
 @dataclass

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from acp import RequestError, text_block
 
 from ..fakes.fake_llm import FakeLLMServer, Hang, Reply, ToolCall

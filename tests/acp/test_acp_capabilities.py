@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import text_block
 from acp.schema import (
     EmbeddedResourceContentBlock,
     HttpHeader,
@@ -20,8 +21,6 @@ from acp.schema import (
     ResourceContentBlock,
     TextResourceContents,
 )
-
-from acp import text_block
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..fakes.mcp_servers import support

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from acp import text_block
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from benchmarks.context_economy import (
     NoCompaction,
     Outbound,
@@ -23,7 +24,6 @@ from benchmarks.context_economy import (
     verbatim_shares,
 )
 from benchmarks.sessions import Corpus, Session, SourceFile, generate_session, is_human, validate
-
 from react_agent_mini.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, assistant_text, user_text
 
 

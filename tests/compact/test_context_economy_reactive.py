@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from benchmarks.context_economy_reactive import Call, Figures, Meter, Need, main, visible_lines
 
+from benchmarks.context_economy_reactive import Call, Figures, Meter, Need, main, visible_lines
 from react_agent_mini.messages import Message, TextBlock, user_text
 from react_agent_mini.providers.base import ModelRequest
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import text_block
+
 from react_agent_mini import Agent
 
 from ..acp.acp_editor import Editor, agent

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from acp import text_block
+
 from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock
 from react_agent_mini.tools.base import ToolContext
 from react_agent_mini.tools.todo import Todo, TodoWriteTool
