@@ -41,7 +41,7 @@ from .events import (
 from .hooks import Hooks
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, user_text
 from .permissions.policy import CanUseTool, allow_read_only
-from .providers.base import ModelRequest
+from .providers.base import CallModel, ModelRequest
 from .providers.errors import ContextTooLong, ProviderError
 from .tools.base import ToolContext, ToolRegistry
 from .tools.runner import ToolRun, run_tool_calls
@@ -54,7 +54,6 @@ CUT_TOOL_CALL = (
 )
 CUT_TEXT_NOTICE = "The response was cut off by the output token limit."
 
-CallModel = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
 Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
 Autocompact = Callable[[Sequence[Message], str, Sequence[ToolSpec]], Awaitable[Compacted | None]]
 """Given the history, the system prompt and the tools of the next request: a summary to use instead, or None."""

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ..events import ModelEvent, ModelResponse
+from ..events import ModelResponse
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage, user_text
-from ..providers.base import ModelRequest
+from ..providers.base import CallModel, ModelRequest
 from ..trace import trace
 from .tokens import context_window, estimate_message_tokens, estimate_tokens
 
@@ -432,8 +432,6 @@ async def _compact(
 
 
 # ---- a summariser over the loop's call_model ----
-
-CallModel: TypeAlias = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
 
 
 def model_summarizer(

@@ -16,13 +16,13 @@ import msgspec
 
 from ..events import Compacted
 from ..messages import Message, Usage
+from ..providers.base import CallModel
 from ..tools.spec import ToolSpec
 from ..trace import trace
 from .autocompact import (
     AutoCompactConfig,
     AutoCompactResult,
     AutoCompactState,
-    CallModel,
     check_autocompact,
     compact_now,
     maybe_autocompact,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any, Protocol
 
 import msgspec
@@ -31,6 +31,11 @@ class ModelRequest(msgspec.Struct, frozen=True):
     """Tools the model may call (empty for side calls such as summaries)."""
     max_tokens: int | None = None
     """Output limit for this call; None = the provider's configured default."""
+
+
+CallModel = Callable[[ModelRequest], AsyncIterator[ModelEvent]]
+"""What the loop and the summariser call: a request in, the model's streamed events out (a provider's `stream`,
+usually behind `retry.retrying`)."""
 
 
 class ModelProvider(Protocol):
