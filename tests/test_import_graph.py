@@ -33,7 +33,7 @@ PRESENT_AT_88E1BB7: dict[str, list[list[str]]] = {
     # runtime sees its sandbox through `runtime.Owner` and is told whether the command printed anything;
     # `unavailable_message` lives in settings.py. A tool uses the sandbox, never the other way.
     "modules": [],
-    # None: compact's cycles with loop and providers went (CallModel lives in providers/base.py, memo.py at the top level).
+    # None: compact's cycles with loop and providers went (CallModel is in providers/base.py, memo.py at the top).
     "parts": [],
 }
 """Cycles issue 17 does not name, present when it was filed (commit 88e1bb7), listed while they stayed (none
