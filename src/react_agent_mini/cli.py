@@ -215,7 +215,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from .claude_flags import FlagError, session_fields, setting_sources
-    from .config import ConfigError, resolve_provider
     from .trace import trace
 
     try:
@@ -255,18 +254,10 @@ def _run(args: argparse.Namespace) -> int:
         mode = "headless"
     else:
         mode = "repl"
-    try:
-        config = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    resume = _session_to_resume(args)
-    if isinstance(resume, int):
-        return resume
-    problem = _session_flags_problem(args, fields, resume)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+    opened = _provider_and_session(args, fields)
+    if isinstance(opened, int):
+        return opened
+    config, resume = opened
     trace("cli.start", mode=mode, provider=config.kind)
     if mode == "repl":
         from pathlib import Path
@@ -289,29 +280,11 @@ def _run(args: argparse.Namespace) -> int:
     return _run_task(config, task, args, resume, fields)
 
 
-def _session_flags_problem(args: argparse.Namespace, fields: SessionFields, resume: Path | None) -> str:
-    """Why the session flags cannot be used as given ("" when they can); their warnings are printed."""
-    from .claude_flags import session_flags_check
-
-    problem, warnings = session_flags_check(args, fields, resuming=resume is not None)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    return problem
-
-
-def _run_stream_json(args: argparse.Namespace, fields: SessionFields) -> int:
-    """`--input-format stream-json`: a long-lived session driven over stdin and stdout (the Claude Agent SDK)."""
+def _provider_and_session(args: argparse.Namespace, fields: SessionFields) -> tuple[ProviderConfig, Path | None] | int:
+    """The provider the flags and environment pick and the transcript to resume, or the exit code when either
+    (or the session flags) cannot be used; the error is printed."""
     from .config import ConfigError, resolve_provider
 
-    if args.output_format != "stream-json":
-        print("error: --input-format stream-json needs --output-format stream-json", file=sys.stderr)
-        return 2
-    if args.task:
-        print("error: --input-format stream-json reads the prompts from stdin; pass no task", file=sys.stderr)
-        return 2
-    if args.resume == "":
-        print("error: --resume needs a session id with --input-format stream-json", file=sys.stderr)
-        return 2
     try:
         config = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
     except ConfigError as exc:
@@ -324,6 +297,35 @@ def _run_stream_json(args: argparse.Namespace, fields: SessionFields) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    return config, resume
+
+
+def _session_flags_problem(args: argparse.Namespace, fields: SessionFields, resume: Path | None) -> str:
+    """Why the session flags cannot be used as given ("" when they can); their warnings are printed."""
+    from .claude_flags import session_flags_check
+
+    problem, warnings = session_flags_check(args, fields, resuming=resume is not None)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return problem
+
+
+def _run_stream_json(args: argparse.Namespace, fields: SessionFields) -> int:
+    """`--input-format stream-json`: a long-lived session driven over stdin and stdout (the Claude Agent SDK)."""
+
+    if args.output_format != "stream-json":
+        print("error: --input-format stream-json needs --output-format stream-json", file=sys.stderr)
+        return 2
+    if args.task:
+        print("error: --input-format stream-json reads the prompts from stdin; pass no task", file=sys.stderr)
+        return 2
+    if args.resume == "":
+        print("error: --resume needs a session id with --input-format stream-json", file=sys.stderr)
+        return 2
+    opened = _provider_and_session(args, fields)
+    if isinstance(opened, int):
+        return opened
+    config, resume = opened
     import asyncio
 
     from .session_lock import SessionInUse

@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
-import shutil
 import tempfile
 from collections.abc import Awaitable, Mapping
 from pathlib import Path
@@ -33,8 +31,16 @@ from acp.helpers import update_tool_call
 from acp.schema import EnvVariable, TerminalToolCallContent
 
 from ..tools.base import ModelTool, ToolContext, ToolOutput
-from ..tools.bash import MAX_TIMEOUT_MS, NO_OUTPUT, BashArgs, BashTool
-from ..tools.paths import inside
+from ..tools.bash import (
+    MAX_TIMEOUT_MS,
+    NO_OUTPUT,
+    BashArgs,
+    BashTool,
+    bash_path,
+    command_script,
+    record_cwd,
+    starting_dir,
+)
 from .link import ClientLink
 
 OUTPUT_BYTES = 60_000
@@ -63,14 +69,14 @@ class ClientBash(ModelTool[BashArgs]):
 
     async def call(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         notes: list[str] = []
-        start = _starting_dir(ctx, notes)
+        start = starting_dir(ctx, notes)
         fd, name = tempfile.mkstemp(prefix="ram-bash-cwd-")
         os.close(fd)
         cwd_file = Path(name)
         try:
             output = await self._run(args, ctx, start, cwd_file)
             if not isinstance(output, ToolOutput):
-                _record_cwd(ctx, cwd_file, notes)
+                record_cwd(ctx, cwd_file, notes)
                 text, failed = output
                 return ToolOutput("\n\n".join([text, *notes]) if notes else text, is_error=failed)
             return output
@@ -87,7 +93,7 @@ class ClientBash(ModelTool[BashArgs]):
             created = await link.conn.create_terminal(
                 session_id=session,
                 command="env",
-                args=[*withheld, _bash(), "-c", _script(args.command, cwd_file)],
+                args=[*withheld, bash_path(), "-c", command_script(args.command, cwd_file)],
                 env=[EnvVariable(name=k, value=v) for k, v in QUIET.items()],
                 cwd=str(start),
                 output_byte_limit=OUTPUT_BYTES,
@@ -144,44 +150,3 @@ class ClientBash(ModelTool[BashArgs]):
         task = asyncio.ensure_future(quietly())
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
-
-
-def _bash() -> str:
-    return "/bin/bash" if os.path.exists("/bin/bash") else shutil.which("bash") or "/bin/bash"
-
-
-def _script(command: str, cwd_file: Path) -> str:
-    """The command, verbatim, after a trap on the same first line that records bash's final directory (so bash's
-    line numbers in errors stay the model's)."""
-    target = shlex.quote(str(cwd_file))
-    trap = f'{{ builtin pwd -P || builtin printf "%s\\n" "$PWD"; }} >| {target} 2>/dev/null'
-    return f"trap {shlex.quote(trap)} EXIT; {command}"
-
-
-def _starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
-    remembered = ctx.shell.cwd
-    if remembered is None:
-        return ctx.cwd
-    if inside(ctx.cwd, remembered.resolve(strict=False)) and remembered.is_dir():
-        return remembered
-    ctx.shell.cwd = None
-    notes.append(f"Shell cwd was reset to {ctx.cwd}")
-    return ctx.cwd
-
-
-def _record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
-    try:
-        recorded = cwd_file.read_text(encoding="utf-8", errors="replace").strip("\n")
-    except OSError:
-        return
-    if not recorded:
-        return  # the trap did not run (exec, a replaced trap): the directory stays as it was
-    where = Path(recorded)
-    root = ctx.cwd.resolve(strict=False)
-    if where.is_absolute() and inside(root, where) and where.is_dir():
-        ctx.shell.cwd = None if where == root else where
-        return
-    ctx.shell.cwd = None
-    note = f"Shell cwd was reset to {ctx.cwd}"
-    if note not in notes:
-        notes.append(note)

@@ -124,7 +124,7 @@ class BashTool(ModelTool[BashArgs]):
 
     async def call(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         notes: list[str] = []
-        start = _starting_dir(ctx, notes)
+        start = starting_dir(ctx, notes)
         jail, refusal = self.sandbox.runtime() if self.sandbox is not None else (None, "")
         if refusal:
             return ToolOutput(f"Not run: {refusal}.", is_error=True)
@@ -140,7 +140,7 @@ class BashTool(ModelTool[BashArgs]):
                 os.unlink(cwd_file)
 
 
-def _starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
+def starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
     """Where this command starts: the remembered directory while it is still a directory in the workspace."""
     remembered = ctx.shell.cwd
     if remembered is None:
@@ -152,14 +152,14 @@ def _starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
     return ctx.cwd
 
 
-def _bash_path() -> str:
+def bash_path() -> str:
     # /bin/bash is the contract; the fallback only serves systems without it (e.g. NixOS).
     if os.path.exists("/bin/bash"):
         return "/bin/bash"
     return shutil.which("bash") or "/bin/bash"
 
 
-def _script(command: str, cwd_file: Path) -> str:
+def command_script(command: str, cwd_file: Path) -> str:
     """The user's command, verbatim, preceded on its first line by a trap that records the final directory.
 
     Sharing the first line keeps bash's line numbers in error messages equal to the model's. Nothing follows
@@ -265,9 +265,9 @@ async def _run(
     try:
         if jail is None:
             proc = await asyncio.create_subprocess_exec(
-                _bash_path(),
+                bash_path(),
                 "-c",
-                _script(args.command, cwd_file),
+                command_script(args.command, cwd_file),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=err_w,
@@ -276,7 +276,9 @@ async def _run(
                 start_new_session=True,  # its own process group: killpg reaches every descendant
             )
         else:  # under bwrap, in bwrap's process group: the pipes reach bash as extra descriptors (`sandbox.runtime`)
-            launch = jail.launch(start, env, out_w, err_w, lambda inside: _script(args.command, Path(inside)), cwd_file)
+            launch = jail.launch(
+                start, env, out_w, err_w, lambda inside: command_script(args.command, Path(inside)), cwd_file
+            )
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *launch.argv,
@@ -385,7 +387,7 @@ async def _wait(
     elif returncode > 0:
         status.append(f"Exit code {returncode}")
 
-    _record_cwd(ctx, cwd_file, notes)
+    record_cwd(ctx, cwd_file, notes)
     text = _layout(out.text(), err.text(), status + notes)
     return ToolOutput(text, is_error=timed_out or returncode != 0)
 
@@ -437,7 +439,7 @@ async def _kill_group(proc: asyncio.subprocess.Process, readers: list[_PipeReade
     return outside.names
 
 
-def _record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
+def record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
     """Remember where bash ended up, or go back to the root if that is outside the workspace or gone."""
     try:
         recorded = cwd_file.read_text(encoding="utf-8", errors="replace").strip("\n")
