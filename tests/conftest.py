@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +69,13 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
         "CONTEXT_WINDOW_TOKENS",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def trusted(tmp_path: Path) -> Path:
+    """The test's folder trusted as its user would (`ram trust --always`): its own hooks, MCP servers, allow rules
+    and commands' allowed-tools apply. Without this, a workspace is an untrusted clone (see `trust/`)."""
+    from react_agent_mini.trust.store import record_trust
+
+    record_trust(tmp_path, (), always=True)
+    return tmp_path

@@ -113,6 +113,7 @@ async def test_many_turns_on_one_host_share_one_history_transcript_and_hooks(
     assert [p["prompt"] for p in prompts] == ["what is in notes.txt?", "thanks", "echo three"]
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 async def test_mcp_tools_meet_hooks_by_name_and_aclose_stops_the_server_and_frees_the_transcript(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
@@ -163,6 +164,7 @@ async def test_mcp_tools_meet_hooks_by_name_and_aclose_stops_the_server_and_free
         await turn(host, "again")
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 async def test_aclose_cancelled_midway_still_closes_everything_before_it_returns(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:

@@ -40,7 +40,9 @@ from .tools.base import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .checkpoints.tracker import Checkpoints
+    from .command_hooks.config import CommandHook
     from .sandbox.settings import SandboxConfig
+    from .trust.gate import TrustGate
 
 SYSTEM_PROMPT = BASE_PROMPT
 """The base prompt alone (benchmarks use it; sessions get the full prompt from `Knowledge`)."""
@@ -110,6 +112,10 @@ class SessionOptions(msgspec.Struct, frozen=True):
     """Seconds between chunks of the offline demo model."""
     sandbox: SandboxConfig | None = None
     """The OS sandbox Bash commands run in (`--sandbox`, see `sandbox.settings`); None: as the settings files say."""
+    trust: TrustGate | bool | None = None
+    """Whether the project's own hooks, MCP servers, allow rules and widening mode apply (`trust/`): None as the
+    user's trust store and settings say; True: they all do (a program's explicit choice); a gate: that one (the
+    REPL's, after its question)."""
 
 
 class Assembled(msgspec.Struct, dict=False):
@@ -135,6 +141,8 @@ class Assembled(msgspec.Struct, dict=False):
     """The agent types the Agent tool offers."""
     hooks: Hooks | None = None
     """Every hook of the session (the settings files' commands, a driving program's); None: there are none."""
+    trust: TrustGate | None = None
+    """Which parts of the project's own configuration apply, and which were left out (`trust.gate`)."""
 
     def new_conversation(self) -> None:
         """`/clear`: forget the conversation and go on in a new session with its own transcript (the old one
@@ -169,10 +177,14 @@ def build_session(
 ) -> Assembled:
     """A session for `config` as `options` say; `asker` is None when nobody can answer permission prompts,
     `hooks` the hooks a driving program registered."""
+    from .trust.gate import TrustGate, trust_gate
+
     cwd = options.cwd.resolve()
     provider = build_provider(config, mock_chunk_delay=options.mock_chunk_delay)
     context = ToolContext(cwd=cwd)
-    policy, warnings, permission_settings = build_policy(cwd, options.permissions, asker, context.shell)
+    trust = options.trust if isinstance(options.trust, TrustGate) else trust_gate(cwd, explicit=options.trust)
+    policy, warnings, permission_settings = build_policy(cwd, options.permissions, asker, context.shell, trust=trust)
+    warnings[:0] = trust.warnings
     context.read_denied = policy.read_denied
     from .permissions.settings import load_pass_credentials
     from .tools.shell_env import credential_variables
@@ -180,14 +192,11 @@ def build_session(
     passed, env_warnings = load_pass_credentials(cwd)
     warnings += env_warnings
     context.shell.withheld = credential_variables(cwd, os.environ) - passed  # what Bash commands do not get
-    hooks = session_hooks(
-        cwd,
-        hooks,
-        sources=options.permissions.setting_sources,
-        flag_settings=options.permissions.settings,
-        shell=context.shell,
-        warnings=warnings,
-    )
+    from .command_hooks.config import load_command_hooks
+
+    permissions = options.permissions
+    loaded_hooks = load_command_hooks(cwd, os.environ, permissions.setting_sources, permissions.settings, trust=trust)
+    hooks = session_hooks(cwd, hooks, loaded_hooks, shell=context.shell, warnings=warnings)
     knowledge = Knowledge(
         cwd,
         os.environ,
@@ -196,7 +205,7 @@ def build_session(
         append_prompt=options.append_system_prompt,
     )
     tools = _tool_table(options, warnings)
-    _attach_sandbox(options, cwd, tools, policy, warnings)
+    _attach_sandbox(options, cwd, tools, policy, warnings, loaded_hooks.hooks)
     if _offered("WebSearch", options):  # only with a search backend configured
         from .tools.web_search import configured_search_tool
 
@@ -262,10 +271,23 @@ def build_session(
             hooks=hooks,
             transcript=transcript_file,
         )
-    mcp = McpAttachment(cwd, os.environ, warnings, extra=options.mcp_servers, strict=options.strict_mcp)
+    mcp = McpAttachment(cwd, os.environ, warnings, extra=options.mcp_servers, strict=options.strict_mcp, trust=trust)
     commands = CommandCatalog(cwd, os.environ)
+    if left_out := trust.left_out_line():
+        warnings.append(left_out)
     return Assembled(
-        session, provider, policy, warnings, knowledge, recorder, mcp, permission_settings, commands, agents, hooks
+        session,
+        provider,
+        policy,
+        warnings,
+        knowledge,
+        recorder,
+        mcp,
+        permission_settings,
+        commands,
+        agents,
+        hooks,
+        trust,
     )
 
 
@@ -277,6 +299,23 @@ def checkpoints_for(session: Session, recorder: TranscriptRecorder) -> Checkpoin
         return recorder.transcript.path if recorder.transcript is not None else None
 
     return Checkpoints(lambda: session.messages, StoreLocator(transcript_path, lambda: session.session_id))
+
+
+def _own_folders_inside(cwd: Path) -> list[Path]:
+    """ram's own config and data folders, where they lie inside the workspace (ram started in the home directory):
+    what a sandboxed command must not write — the user's settings and trust, transcripts, checkpoint stores."""
+    from .context import user_config_dir
+    from .transcript import data_dir
+
+    found = []
+    for folder in (user_config_dir(), data_dir()):
+        try:
+            resolved = folder.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if resolved == cwd or cwd in resolved.parents:
+            found.append(resolved)
+    return found
 
 
 def _offered(name: str, options: SessionOptions) -> bool:
@@ -299,10 +338,17 @@ def _tool_table(options: SessionOptions, warnings: list[str]) -> ToolRegistry:
 
 
 def _attach_sandbox(
-    options: SessionOptions, cwd: Path, tools: ToolRegistry, policy: PermissionPolicy, warnings: list[str]
+    options: SessionOptions,
+    cwd: Path,
+    tools: ToolRegistry,
+    policy: PermissionPolicy,
+    warnings: list[str],
+    hook_commands: Sequence[CommandHook],
 ) -> None:
     """Bash runs its commands in the sandbox the options (or else the settings files) ask for, and the policy
-    knows whether they are confined. Only the configuration loads here; the machinery, at the first command."""
+    knows whether they are confined; the workspace files the session's hook commands run, and ram's own folders
+    when the workspace holds them, stay read-only to those commands. Only the configuration loads here; the
+    machinery and the read-only paths, at the first command."""
     from .sandbox.handle import Sandbox
     from .sandbox.settings import resolve_sandbox
     from .tools.bash import BashTool
@@ -313,5 +359,16 @@ def _attach_sandbox(
         warnings += config.warnings
     bash = tools.get("Bash")
     if isinstance(bash, BashTool):
-        bash.sandbox = Sandbox(config, cwd, lambda: policy.rules)
+
+        def read_only() -> list[Path]:
+            if not (config.enabled and config.mode == "workspace-write"):
+                return []
+            paths = _own_folders_inside(cwd)
+            if hook_commands:
+                from .command_hooks.files import hook_files
+
+                paths += hook_files(hook_commands, cwd)
+            return paths
+
+        bash.sandbox = Sandbox(config, cwd, lambda: policy.rules, read_only=read_only)
         policy.sandboxed = bash.sandbox.confines_commands

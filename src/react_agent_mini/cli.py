@@ -34,6 +34,8 @@ modes:
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
   ram rewind [TURN]       list this directory's newest session's turns, or take its code and conversation
                           back to right after TURN (--code, --conversation, --force; ram rewind --help)
+  ram trust [PATH]        show what a folder's own hooks, MCP servers and allow rules would do, and trust them
+                          (until then they are left out; ram trust --help)
   ram acp                 an Agent Client Protocol agent on stdin/stdout, for editors (Zed, Neovim, ...)
   ram batch TASKS --out DIR   run a JSONL of tasks, each in its own clone (ram batch --help)
   ram --input-format stream-json --output-format stream-json
@@ -194,6 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .acp.main import main as acp_main
 
         return acp_main(args_list[1:])
+    if args_list[:1] == ["trust"]:  # trust a folder's own hooks, MCP servers and allow rules (trust/)
+        from .trust.cli import main as trust_main
+
+        return trust_main(args_list[1:])
     if args_list[:1] == ["rewind"]:  # a session's code and conversation back to an earlier turn (checkpoints/)
         from .checkpoints.cli import main as rewind_main
 

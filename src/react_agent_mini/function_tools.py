@@ -6,7 +6,8 @@ built-in tools (lax conversions such as `"3"` → 3, a missing required field na
 from `Annotated[int, "how many"]` (or `msgspec.Meta(description=...)`) or from the docstring's parameter section
 (Google `Args:`, reST `:param x:`, or NumPy `Parameters` / `----------`); a `Returns` section is added to the
 description. Types are whatever msgspec converts (str, int, float, bool, lists, dicts, Literal, enums, dataclasses,
-TypedDicts, Structs, datetimes, ...) plus `pathlib.Path`, which the model sends as a string.
+TypedDicts, Structs, datetimes, ...) plus `pathlib.Path` and `os.PathLike` (a `Path` is passed), which the model
+sends as a string.
 
 A sync function runs in a worker thread so it cannot stall the event loop (an interrupted turn stops waiting for
 it, but a thread cannot be stopped: it runs to its end); an async one is awaited and cancelled on interrupt. What it
@@ -14,17 +15,27 @@ returns becomes the tool result: a string as is, None as `(no output)`, anything
 an error result the model reads (`name failed: ValueError: ...`). Function tools are not read-only unless
 `@tool(read_only=True)` says so, so they pass through the permission pipeline like any other tool that may change
 something.
+
+Which arguments are paths, the permission policy learns from the function (`path_fields`), never from a guess: a
+parameter annotated `pathlib.Path` (any `PurePath`) or `os.PathLike`, also inside `Optional`/`| None`, a union, or
+a `list`/`tuple`/`set` of them (`list[Path]`), is a path, whatever its name; so is one the decorator names
+(`@tool(path_params=["where"])`, for a path taken as `str`), and, as before, a parameter called `file_path`,
+`path` or `notebook_path`. A read-only tool called with such a path outside the workspace is then asked for (denied
+headless) exactly like Read outside it: `@tool(read_only=True) def list_files(directory: Path)` on `/etc` asks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import functools
 import inspect
+import os
 import re
-from collections.abc import Callable, Mapping
-from pathlib import PurePath
-from typing import Annotated, Any, TypeVar, get_args, get_origin, overload
+import types
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, overload
 
 import msgspec
 
@@ -46,6 +57,12 @@ class ToolOptions(msgspec.Struct, frozen=True):
     """What the model is told about it; None: the docstring."""
     read_only: bool = False
     """True: it cannot change anything, so it needs no permission to run (as Read and Grep)."""
+    path_params: tuple[str, ...] = ()
+    """Parameters that hold a path (or a list of paths) although their annotation does not say so (`str`)."""
+
+
+LEGACY_PATH_NAMES = frozenset({"file_path", "path", "notebook_path"})
+"""Parameter names that count as paths whatever their type, as the permission policy took them before tools said."""
 
 
 @overload
@@ -53,16 +70,30 @@ def tool(fn: F, /) -> F: ...
 
 
 @overload
-def tool(*, name: str | None = None, description: str | None = None, read_only: bool = False) -> Callable[[F], F]: ...
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    path_params: Iterable[str] = (),
+) -> Callable[[F], F]: ...
 
 
 def tool(
-    fn: F | None = None, /, *, name: str | None = None, description: str | None = None, read_only: bool = False
+    fn: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    path_params: Iterable[str] = (),
 ) -> F | Callable[[F], F]:
-    """Mark a function's tool options (`@tool(read_only=True)`); the function itself is unchanged."""
+    """Mark a function's tool options (`@tool(read_only=True)`, `@tool(path_params=["where"])` for parameters
+    that hold paths without a `Path` annotation); the function itself is unchanged."""
+    params = (path_params,) if isinstance(path_params, str) else tuple(path_params)
 
     def mark(function: F) -> F:
-        setattr(function, _ATTRIBUTE, ToolOptions(name, description, read_only))
+        setattr(function, _ATTRIBUTE, ToolOptions(name, description, read_only, params))
         return function
 
     return mark(fn) if fn is not None else mark
@@ -89,6 +120,8 @@ class FunctionTool:
         self.description: str = options.description or summary or f"Call the Python function {self.name}."
         self.read_only: bool = options.read_only
         self._args_model = _args_struct(fn, self.name, param_docs)
+        self.path_fields: tuple[str, ...] = _path_fields(self._args_model, self.name, options.path_params)
+        """The parameters holding paths, for the permission policy (`tools.base.path_arguments`)."""
         try:
             self._schema = struct_schema(self._args_model, _schema_hook)
         except (TypeError, ValueError) as exc:
@@ -152,6 +185,30 @@ def _args_struct(fn: Callable[..., Any], name: str, param_docs: Mapping[str, str
         raise ValueError(f"{name}: {exc}") from None
 
 
+def _path_fields(model: type[msgspec.Struct], name: str, marked: tuple[str, ...]) -> tuple[str, ...]:
+    """The fields of `model` that hold paths: annotated as paths, named in `marked`, or with a legacy path name."""
+    hints = {field.name: field.type for field in msgspec.structs.fields(model)}
+    if unknown := [p for p in marked if p not in hints]:
+        raise ValueError(f"{name}: path_params names {', '.join(map(repr, unknown))}, not a parameter of it")
+    return tuple(f for f, hint in hints.items() if f in marked or f in LEGACY_PATH_NAMES or _holds_paths(hint))
+
+
+_CONTAINERS = frozenset(
+    {list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable, collections.abc.Collection,
+     collections.abc.Set, collections.abc.MutableSequence}
+)  # fmt: skip
+
+
+def _holds_paths(hint: Any) -> bool:
+    """True for `Path`, `os.PathLike` (and subclasses), and for a union or a list, tuple or set holding one."""
+    origin = get_origin(hint)
+    if origin is Annotated:
+        return _holds_paths(get_args(hint)[0])
+    if origin is Union or isinstance(hint, types.UnionType) or origin in _CONTAINERS:
+        return any(_holds_paths(arg) for arg in get_args(hint) if arg is not Ellipsis)
+    return _is_path_class(hint)
+
+
 def _described(annotation: Any, doc: str) -> Any:
     """`Annotated[T, "text"]` and docstring text become `msgspec.Meta(description=...)` (the Annotated text wins)."""
     if get_origin(annotation) is Annotated:
@@ -168,17 +225,24 @@ def _described(annotation: Any, doc: str) -> Any:
 
 
 def _schema_hook(kind: type) -> dict[str, Any]:
-    if isinstance(kind, type) and issubclass(kind, PurePath):
+    if _is_path_class(kind):
         return {"type": "string"}
     raise NotImplementedError
 
 
 def _dec_hook(kind: type, value: Any) -> Any:
-    if isinstance(kind, type) and issubclass(kind, PurePath):
+    if _is_path_class(kind):
         if isinstance(value, str):
-            return kind(value)
+            concrete = get_origin(kind) or kind
+            return concrete(value) if issubclass(concrete, PurePath) else Path(value)  # os.PathLike: a Path
         raise TypeError(f"expected a path string, got {type(value).__name__}")
     raise NotImplementedError
+
+
+def _is_path_class(kind: Any) -> bool:
+    """`Path` and the other `PurePath`s, `os.PathLike` (also `os.PathLike[str]`)."""
+    kind = get_origin(kind) or kind
+    return isinstance(kind, type) and (issubclass(kind, PurePath) or issubclass(kind, os.PathLike))
 
 
 # ---- docstrings ----

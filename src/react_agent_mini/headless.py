@@ -122,8 +122,16 @@ async def run_headless(
             async with host:
                 text, scope = task, None
                 inject: Sequence[Message] = ()
-                command = await _custom_command(host, task)  # `ram "/review src/app.py"` runs the command
-                if isinstance(command, str):
+                name, _, arguments = task[1:].partition(" ") if task.startswith("/") else ("", "", "")
+                command = None if name in ("init", "compact") else await _custom_command(host, task)
+                if name == "init":  # the built-in, as in the REPL: the agent writes or improves AGENTS.md
+                    from .ui.slash_text import init_prompt
+
+                    text = init_prompt(session.context.cwd, arguments)
+                elif name == "compact":  # `ram -c "/compact [focus]"`: summarise the continued session now
+                    text = ""
+                    terminal = await _compact(host, arguments.strip(), summary, renderer)
+                elif isinstance(command, str):
                     if isinstance(renderer, StreamJsonRenderer):
                         renderer.init(init_info(host))
                     terminal = Terminal("error", 0, command)
@@ -181,6 +189,28 @@ async def run_headless(
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
 
 
+async def _compact(host: SessionHost, focus: str, summary: RunSummary, renderer: Renderer) -> Terminal:
+    """`/compact [focus]` run headless: the summary's notice is the result (a failed summary is an error)."""
+    from .events import Compacted
+
+    if isinstance(renderer, StreamJsonRenderer):
+        renderer.init(init_info(host))
+    try:
+        outcome = await host.session.compact_now(focus)
+    except Exception as exc:  # a failed summary is this command's error, not a traceback
+        return Terminal("error", 0, f"Compaction failed: {type(exc).__name__}: {exc}")
+    if isinstance(outcome, Compacted):
+        renderer.event(outcome)
+        summary.result = outcome.notice
+        return Terminal("completed", 0)
+    summary.result = outcome
+    if outcome.startswith("Compaction failed"):
+        return Terminal("error", 0, outcome)
+    if isinstance(renderer, TextRenderer):  # "Nothing to compact yet": said where the answer would be
+        renderer.out.write(f"{outcome}\n")
+    return Terminal("completed", 0)
+
+
 async def _custom_command(host: SessionHost, task: str) -> Invocation | str | None:
     """The custom command `task` runs (`/name args`), expanded, or why it cannot run; None when it names none."""
     if not task.startswith("/"):
@@ -223,7 +253,9 @@ def init_info(host: SessionHost) -> InitInfo:
 
     built = host.built
     skills = [skill.id for skill in built.knowledge.skills]
-    commands = [command.name for command in built.commands.commands]
+    from .custom_commands.invoke import BUILTIN_COMMANDS
+
+    commands = [command.name for command in built.commands.commands if command.name not in BUILTIN_COMMANDS]
     agents = [agent.name for agent in built.agents.agents] if built.session.tools.get("Agent") is not None else []
     return InitInfo(
         session_id=host.session_id,

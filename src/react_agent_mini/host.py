@@ -259,13 +259,14 @@ class SessionHost:
         if scope is None:
             yield []
             return
+        notes = list(scope.notes)
         provider = self.built.provider
         model = provider.model
         with allowing(self.built.policy, scope.allowed_tools, scope.source) as problems:
             if scope.model:
                 provider.model = scope.model
             try:
-                yield problems
+                yield [*notes, *problems]
             finally:
                 provider.model = model
 

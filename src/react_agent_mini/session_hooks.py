@@ -17,12 +17,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .compact.controller import Compaction, Trigger
 from .hooks import Hooks
 from .messages import Message, user_text
 from .permissions.policy import PermissionPolicy, PermissionRequest
 from .tools.base import ShellState
+
+if TYPE_CHECKING:
+    from .command_hooks.config import LoadedHooks
 
 NOTIFY_PERMISSION = "permission_prompt"
 SESSION_START_CONTEXT = "SessionStart hook additional context: "
@@ -32,20 +36,17 @@ NOTIFY_IDLE = "idle_prompt"
 def session_hooks(
     cwd: Path,
     given: Hooks | None,
+    loaded: LoadedHooks,
     *,
-    sources: tuple[str, ...] | None,
-    flag_settings: str | None,
     shell: ShellState,
     warnings: list[str],
 ) -> Hooks | None:
-    """The caller's hooks (`given`) with the settings files' command hooks added; None when there are none at all
-    (nothing to run, nothing to pay for)."""
-    from .command_hooks.config import load_command_hooks, project_hooks_line
-
-    loaded = load_command_hooks(cwd, os.environ, sources, flag_settings)
+    """The caller's hooks (`given`) with the settings files' command hooks (`loaded`, the ones the folder's trust
+    lets run) added; None when there are none at all (nothing to run, nothing to pay for)."""
     warnings += loaded.warnings
     if not loaded.hooks:
         return given
+    from .command_hooks.config import project_hooks_line
     from .command_hooks.run import hook_entry
     from .tools.shell_env import command_environment
 

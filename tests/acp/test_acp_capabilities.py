@@ -116,6 +116,7 @@ async def test_with_a_terminal_bash_runs_in_the_editors_terminal_without_our_cre
     clean(stderr)
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 async def test_the_editors_mcp_servers_join_those_of_mcp_json(
     workspace: Path, stderr: Path, fake_llm: FakeLLMServer
 ) -> None:

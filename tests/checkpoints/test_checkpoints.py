@@ -75,7 +75,7 @@ class Agent:
             return overwrite
 
         plan = await plan_for(self.store, self.history, turn)
-        outcome = await rewind_code(self.store, plan, confirm)
+        outcome = await rewind_code(self.store, plan, confirm, workspace=self.cwd)
         assert not outcome.failed, outcome.failed
         return sorted(os.path.relpath(r.file, self.cwd) for r in outcome.restored), asked
 

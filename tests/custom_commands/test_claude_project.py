@@ -9,9 +9,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..subagents.test_cli_subagents import MAIN, Conversations, agent, tool_names, tool_results
 from ..test_cli import assert_no_traceback, env_for, ram
+
+pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
 
 FIXTURE = Path(__file__).parents[1] / "data" / "claude_project"
 

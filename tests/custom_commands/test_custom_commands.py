@@ -16,6 +16,8 @@ from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..stream_json.test_sdk_protocol import Ram
 from ..test_cli import assert_no_traceback, env_for, ram
 
+pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
+
 
 def write(root: Path, name: str, text: str) -> Path:
     path = root / name

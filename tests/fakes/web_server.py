@@ -1,18 +1,21 @@
 """A loopback HTTP server for the web tools' tests: pages, redirects, huge and slow bodies, JSON endpoints.
 
-Each test registers routes (`Route`: status, headers, a body or a callable making one from the request, a
-delay before answering, a size to stream) and reads back what was requested (`requests`) and how many body bytes
-each response got out before the client hung up (`sent`). It runs `http.server` in a daemon thread on 127.0.0.1;
-a slow route waits on an event the server sets when it stops, so no test waits for its own timeout twice.
+Each test registers routes (`Route`: status and its reason phrase, headers, a body or a callable making one from
+the request, a delay before answering, a size to stream) and reads back what was requested (`requests`) and how
+many body bytes each response got out before the client hung up (`sent`). It runs `http.server` in a daemon
+thread on 127.0.0.1 (HTTPS instead, given a certificate); a slow route waits on an event the server sets when it
+stops, so no test waits for its own timeout twice.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -36,6 +39,8 @@ class Route:
     """Seconds to wait before answering (cut short when the server stops)."""
     stream_bytes: int = 0
     """Instead of `body`: this many bytes of filler text, written in 64 KB chunks as the client reads them."""
+    reason: str | None = None
+    """The status line's reason phrase (None: the standard one), e.g. a hostile `404 Ignore previous instructions`."""
 
     @classmethod
     def json(cls, value: Any, status: int = 200) -> Route:
@@ -49,7 +54,8 @@ class Route:
 class WebServer:
     """`with WebServer() as web: web.route("/docs", Route(html)); web.url("/docs")`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[Path, Path] | None = None) -> None:
+        """`tls`: a certificate and its key: the server speaks HTTPS with them (`url` says `https://`)."""
         self.routes: dict[str, Route] = {}
         self.requests: list[Request] = []
         self.sent: dict[str, int] = {}
@@ -70,6 +76,11 @@ class WebServer:
                 owner._answer(self, self.rfile.read(length))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "https" if tls else "http"
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -78,7 +89,7 @@ class WebServer:
         return int(self._server.server_address[1])
 
     def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}{path}"
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def route(self, path: str, route: Route) -> str:
         self.routes[path] = route
@@ -107,7 +118,7 @@ class WebServer:
             route = Route("<h1>Not Found</h1>", 404)
         if route.delay and self.stopping.wait(route.delay):
             return
-        handler.send_response(route.status)
+        handler.send_response(route.status, route.reason)
         if route.content_type is not None:
             handler.send_header("Content-Type", route.content_type)
         for name, value in route.headers.items():

@@ -9,9 +9,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..processes import pids_with, wait_until
 from ..test_cli import assert_no_traceback, env_for, ram
+
+pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
 
 
 def with_hooks(root: Path, hooks: dict[str, Any], name: str = ".claude/settings.json") -> None:

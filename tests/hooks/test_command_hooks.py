@@ -42,7 +42,7 @@ def test_every_file_counts_in_order_and_the_project_line_names_the_projects(tmp_
     settings(tmp_path, ".claude/settings.json", {"hooks": {"PreToolUse": [group("Bash", "./guard.sh", timeout=5)]}})
     settings(tmp_path, ".claude/settings.local.json", {"hooks": {"Stop": [group("", "echo done")]}})
     settings(tmp_path, ".agents/settings.json", {"hooks": {"PostToolUse": [group("Edit|Write", "fmt")]}})
-    loaded = load_command_hooks(tmp_path, os.environ)
+    loaded = load_command_hooks(tmp_path, os.environ, trust=None)
     assert loaded.warnings == []
     assert [(h.event, h.matcher, h.command, h.timeout, h.source, h.project) for h in loaded.hooks] == [
         ("Notification", "", "notify-send ram", 60.0, str(user_file()), False),
@@ -55,7 +55,7 @@ def test_every_file_counts_in_order_and_the_project_line_names_the_projects(tmp_
     assert line.startswith(".claude/settings.json, .claude/settings.local.json, .agents/settings.json defines 3 hook")
     assert "outside the sandbox" in line and "PreToolUse(Bash), Stop, PostToolUse(Edit|Write)" in line
     assert project_hooks_line(loaded.hooks[:1]) is None  # the user's own hooks need no announcement
-    only_user = load_command_hooks(tmp_path, os.environ, sources=("user",))
+    only_user = load_command_hooks(tmp_path, os.environ, sources=("user",), trust=None)
     assert [h.command for h in only_user.hooks] == ["notify-send ram"]
 
 
@@ -72,7 +72,7 @@ def test_a_broken_part_costs_one_warning_and_the_rest_loads(tmp_path: Path) -> N
         "PostToolUse": [group("", "ok-2", timeout=-1)],
     }
     settings(tmp_path, ".claude/settings.json", {"hooks": hooks})
-    loaded = load_command_hooks(tmp_path, os.environ)
+    loaded = load_command_hooks(tmp_path, os.environ, trust=None)
     assert [h.command for h in loaded.hooks] == ["ok-1", "ok-2"]
     assert loaded.hooks[1].timeout == 60.0
     where = ".claude/settings.json: `hooks."
@@ -89,18 +89,18 @@ def test_a_broken_part_costs_one_warning_and_the_rest_loads(tmp_path: Path) -> N
 
 def test_disable_all_hooks_counts_only_from_the_user(tmp_path: Path) -> None:
     settings(tmp_path, ".claude/settings.json", {"hooks": {"Stop": [group("", "echo")]}, "disableAllHooks": True})
-    loaded = load_command_hooks(tmp_path, os.environ)
+    loaded = load_command_hooks(tmp_path, os.environ, trust=None)
     assert [h.command for h in loaded.hooks] == ["echo"]
     assert loaded.warnings == [
         ".claude/settings.json: `disableAllHooks` is accepted only from the user settings (ignored)"
     ]
     settings(user_file().parent, "settings.json", {"disableAllHooks": True})
-    assert load_command_hooks(tmp_path, os.environ).hooks == []
+    assert load_command_hooks(tmp_path, os.environ, trust=None).hooks == []
 
 
 def test_flag_settings_bring_hooks_too(tmp_path: Path) -> None:
     given = json.dumps({"hooks": {"SessionEnd": [group("", "echo bye")]}})
-    loaded = load_command_hooks(tmp_path, os.environ, flag_settings=given)
+    loaded = load_command_hooks(tmp_path, os.environ, flag_settings=given, trust=None)
     assert [(h.event, h.source, h.project) for h in loaded.hooks] == [("SessionEnd", "--settings", False)]
 
 
@@ -142,7 +142,7 @@ def test_exit_codes_and_output_read_as_claude_code_does(event: str, finished: Fi
 
 def hooks_of(tmp_path: Path, data: dict[str, object]) -> Hooks:
     settings(tmp_path, ".claude/settings.json", {"hooks": data})
-    loaded = load_command_hooks(tmp_path, os.environ)
+    loaded = load_command_hooks(tmp_path, os.environ, trust=None)
     assert loaded.warnings == []
     env = {"PATH": os.environ["PATH"], "OPENAI_API_KEY": "sk-secret"}
     hooks = Hooks(

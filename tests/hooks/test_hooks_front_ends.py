@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import text_block
 
 from react_agent_mini import Agent
@@ -17,6 +18,8 @@ from ..acp.acp_editor import Editor, agent
 from ..fakes.fake_llm import FakeLLMServer, RecordedRequest, Reply, ToolCall
 from ..stream_json.test_sdk_protocol import Ram
 from ..test_cli import env_for
+
+pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
 
 NO_RM = (
     'python3 -c \'import json,sys; c=json.load(sys.stdin)["tool_input"]["command"]; '

@@ -521,6 +521,7 @@ async def test_cancelling_the_task_that_reads_stops_the_turn(fake_llm: FakeLLMSe
     assert tool_messages(fake_llm.requests[1]) == {"c1": "Error: Interrupted by the user before it finished."}
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 async def test_interrupt_before_the_first_model_call_stops_the_wait_for_mcp_servers(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
@@ -632,6 +633,7 @@ def test_run_takes_exactly_what_agent_takes() -> None:
     ]
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 async def test_mcp_servers_given_to_the_agent(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     servers = {"time": {"command": support.time_server(), "args": ["--local-timezone", "UTC"]}}
     fake_llm.enqueue(

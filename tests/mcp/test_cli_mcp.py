@@ -21,6 +21,8 @@ from ..fakes.mcp_servers import support
 from ..processes import pids_with, wait_until
 from ..test_cli import env_for, ram
 
+pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
+
 
 def test_headless_run_with_three_real_servers(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     command, port, env = support.everything_http()

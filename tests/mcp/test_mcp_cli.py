@@ -15,7 +15,12 @@ from ..fakes.mcp_servers import support
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
-    return {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    """An environment in which the user trusts `tmp_path` (its `.mcp.json` starts servers only then)."""
+    from react_agent_mini.trust.store import record_trust
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    record_trust(tmp_path, (), env, always=True)
+    return env
 
 
 def write_config(tmp_path: Path, servers: dict[str, object]) -> None:

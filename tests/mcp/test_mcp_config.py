@@ -39,7 +39,7 @@ def home(tmp_path: Path) -> dict[str, str]:
 
 
 def test_no_files_means_no_servers_and_no_warnings(tmp_path: Path, home: dict[str, str]) -> None:
-    assert load_mcp_config(tmp_path, home) == ({}, [])
+    assert load_mcp_config(tmp_path, home, trust=None) == ({}, [])
 
 
 def test_stdio_entry_is_read_whole(tmp_path: Path, home: dict[str, str]) -> None:
@@ -47,7 +47,7 @@ def test_stdio_entry_is_read_whole(tmp_path: Path, home: dict[str, str]) -> None
         tmp_path / ".mcp.json",
         servers(demo={"command": "npx", "args": ["-y", "some-server"], "env": {"A": "1"}, "cwd": "sub"}),
     )
-    found, warnings = load_mcp_config(tmp_path, home)
+    found, warnings = load_mcp_config(tmp_path, home, trust=None)
     assert warnings == []
     assert found == {
         "demo": ServerConfig(
@@ -65,7 +65,7 @@ def test_stdio_entry_is_read_whole(tmp_path: Path, home: dict[str, str]) -> None
 
 def test_stdio_runs_in_the_workspace_by_default(tmp_path: Path, home: dict[str, str]) -> None:
     write(tmp_path / ".mcp.json", servers(demo={"command": "srv"}))
-    assert load_mcp_config(tmp_path, home)[0]["demo"].cwd == str(tmp_path)
+    assert load_mcp_config(tmp_path, home, trust=None)[0]["demo"].cwd == str(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_remote_entries(tmp_path: Path, home: dict[str, str], kind: str | None, 
     if kind:
         entry["type"] = kind
     write(tmp_path / ".mcp.json", servers(remote=entry))
-    found, warnings = load_mcp_config(tmp_path, home)
+    found, warnings = load_mcp_config(tmp_path, home, trust=None)
     assert warnings == []
     server = found["remote"]
     assert (server.transport, server.url, server.headers) == (
@@ -99,7 +99,7 @@ def test_variables_are_expanded_in_values_with_defaults(tmp_path: Path, home: di
         ),
     )
     env = home | {"TOOLS": "/opt/tools", "TOKEN": "s3cret", "BASE": "http://127.0.0.1:9", "EMPTY": ""}
-    found, warnings = load_mcp_config(tmp_path, env)
+    found, warnings = load_mcp_config(tmp_path, env, trust=None)
     assert warnings == []
     local, remote = found["local"], found["remote"]
     assert local.command == "/opt/tools/srv"
@@ -114,7 +114,7 @@ def test_unset_variable_skips_only_that_server(tmp_path: Path, home: dict[str, s
         tmp_path / ".mcp.json",
         servers(needs={"command": "srv", "env": {"API_KEY": "${MISSING_KEY}"}}, fine={"command": "ok"}),
     )
-    found, warnings = load_mcp_config(tmp_path, home)
+    found, warnings = load_mcp_config(tmp_path, home, trust=None)
     assert list(found) == ["fine"]
     assert warnings == [
         f'MCP config {path}: server "needs": environment variable MISSING_KEY is not set (used in env.API_KEY); '
@@ -127,7 +127,7 @@ def test_secrets_stay_out_of_repr(tmp_path: Path, home: dict[str, str]) -> None:
         tmp_path / ".mcp.json",
         servers(r={"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer s3cret"}}),
     )
-    assert "s3cret" not in repr(load_mcp_config(tmp_path, home)[0]["r"])
+    assert "s3cret" not in repr(load_mcp_config(tmp_path, home, trust=None)[0]["r"])
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_each_bad_entry_is_one_warning_and_the_rest_load(
     tmp_path: Path, home: dict[str, str], entry: Any, problem: str
 ) -> None:
     path = write(tmp_path / ".mcp.json", servers(bad=entry, good={"command": "ok"}))
-    found, warnings = load_mcp_config(tmp_path, home)
+    found, warnings = load_mcp_config(tmp_path, home, trust=None)
     assert list(found) == ["good"]
     assert warnings == [f'MCP config {path}: server "bad": {problem}; server skipped']
 
@@ -167,7 +167,7 @@ def test_each_bad_entry_is_one_warning_and_the_rest_load(
 )
 def test_broken_file_is_one_warning_naming_it(tmp_path: Path, home: dict[str, str], content: str, problem: str) -> None:
     path = write(tmp_path / ".mcp.json", content)
-    found, warnings = load_mcp_config(tmp_path, home)
+    found, warnings = load_mcp_config(tmp_path, home, trust=None)
     assert found == {}
     assert len(warnings) == 1
     assert warnings[0].startswith(f"MCP config {path}: {problem}")
@@ -178,7 +178,7 @@ def test_mcp_config_files_merge_in_order_later_wins(tmp_path: Path, home: dict[s
     write(tmp_path / "a.json", servers(one={"command": "one"}, shared={"command": "from-a", "args": ["x"]}))
     write(tmp_path / "cfg" / "b.json", servers(shared={"command": "from-b"}, two={"command": "two"}))
     write(tmp_path / ".mcp.json", servers(project={"command": "ignored when MCP_CONFIG is set"}))
-    found, warnings = load_mcp_config(tmp_path, home | {"MCP_CONFIG": " a.json , cfg/b.json "})
+    found, warnings = load_mcp_config(tmp_path, home | {"MCP_CONFIG": " a.json , cfg/b.json "}, trust=None)
     assert warnings == []
     assert list(found) == ["one", "shared", "two"]
     # a later file replaces the whole entry, not single fields
@@ -188,7 +188,7 @@ def test_mcp_config_files_merge_in_order_later_wins(tmp_path: Path, home: dict[s
 
 def test_a_missing_file_named_in_mcp_config_is_reported(tmp_path: Path, home: dict[str, str]) -> None:
     write(tmp_path / "a.json", servers(one={"command": "one"}))
-    found, warnings = load_mcp_config(tmp_path, home | {"MCP_CONFIG": "a.json,nope.json"})
+    found, warnings = load_mcp_config(tmp_path, home | {"MCP_CONFIG": "a.json,nope.json"}, trust=None)
     assert list(found) == ["one"]
     assert warnings == [f"MCP config {tmp_path / 'nope.json'}: file not found (named in MCP_CONFIG)"]
 
@@ -196,7 +196,7 @@ def test_a_missing_file_named_in_mcp_config_is_reported(tmp_path: Path, home: di
 def test_user_file_loads_first_and_the_project_overrides_it(tmp_path: Path, home: dict[str, str]) -> None:
     user = write(user_config_path(home), servers(mine={"command": "u"}, shared={"command": "user"}))
     write(tmp_path / ".mcp.json", servers(shared={"command": "project"}))
-    found, _ = load_mcp_config(tmp_path, home)
+    found, _ = load_mcp_config(tmp_path, home, trust=None)
     assert user == tmp_path / "xdg" / "react-agent-mini" / "mcp.json"
     assert {name: (s.command, s.scope) for name, s in found.items()} == {
         "mine": ("u", "user"),
@@ -260,7 +260,7 @@ async def test_expanded_values_reach_the_servers(tmp_path: Path, home: dict[str,
         "PYTHON": sys.executable,
         "TRACE": str(trace),
     }
-    found, warnings = load_mcp_config(tmp_path, env)
+    found, warnings = load_mcp_config(tmp_path, env, trust=None)
     assert warnings == []
     ctx = ToolContext(cwd=tmp_path)
     with support.http_server(command, port):

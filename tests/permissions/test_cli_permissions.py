@@ -12,6 +12,8 @@ import pty
 import sys
 from pathlib import Path
 
+import pytest
+
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..test_cli import env_for, ram
 from ..ui.test_repl_minimal import read_until
@@ -70,6 +72,7 @@ def test_a_prefix_rule_is_not_fooled_by_chaining(fake_llm: FakeLLMServer, tmp_pa
     assert all(r.startswith("Error: ") for r in tool_results(fake_llm))
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_settings_file_rules_and_a_broken_file_warning(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Write(notes/**)"]}}))

@@ -845,7 +845,7 @@ def test_settings_from_every_file_are_merged(ws: Path, env: dict[str, str]) -> N
     write_json(ws / ".claude" / "settings.json", perms(deny=["Bash(rm:*)"], defaultMode="acceptEdits"))
     write_json(ws / ".claude" / "settings.local.json", perms(ask=["Bash(git push:*)"], allow=["Edit(src/**)"]))
     write_json(ws / ".agents" / "settings.json", perms(allow=["mcp__github"]))
-    loaded = load_permissions(ws, env)
+    loaded = load_permissions(ws, env, trust=None)
     ruleset, warnings, mode, errors = loaded
     assert warnings == [] and errors == [] and mode == "acceptEdits"
     assert listing(ruleset) == [
@@ -860,14 +860,14 @@ def test_settings_from_every_file_are_merged(ws: Path, env: dict[str, str]) -> N
 
 
 def test_missing_settings_files_are_fine(ws: Path, env: dict[str, str]) -> None:
-    ruleset, warnings, mode, errors = load_permissions(ws, env)
+    ruleset, warnings, mode, errors = load_permissions(ws, env, trust=None)
     assert (len(ruleset), warnings, mode, errors) == (0, [], None, [])
 
 
 def test_broken_json_is_an_error_at_its_line_and_the_rest_loads(ws: Path, env: dict[str, str]) -> None:
     write_json(ws / ".claude" / "settings.json", '{"permissions": {"deny": ["Read(.env)"]')
     write_json(ws / ".agents" / "settings.json", perms(deny=["Bash(rm:*)"]))
-    ruleset, warnings, _, errors = load_permissions(ws, env)
+    ruleset, warnings, _, errors = load_permissions(ws, env, trust=None)
     assert warnings == []
     assert [e.text for e in errors] == [".claude/settings.json line 1, column 40: Expecting ',' delimiter"]
     assert listing(ruleset) == [("deny", "Bash(rm:*)", "settings.json")]
@@ -876,7 +876,7 @@ def test_broken_json_is_an_error_at_its_line_and_the_rest_loads(ws: Path, env: d
 def test_wrong_types_that_only_make_it_ask_more_warn_and_keep_what_is_valid(ws: Path, env: dict[str, str]) -> None:
     path = ws / ".agents" / "settings.json"
     write_json(path, perms(allow="Bash", deny=["Read(.env)"], defaultMode="yolo"))
-    ruleset, warnings, mode, errors = load_permissions(ws, env)
+    ruleset, warnings, mode, errors = load_permissions(ws, env, trust=None)
     assert errors == [] and len(warnings) == 1 and warnings[0].startswith(f"{path}: ")
     for problem in ("permissions.allow` must be a list", "defaultMode"):
         assert problem in warnings[0]
@@ -901,7 +901,7 @@ def test_a_file_whose_deny_or_ask_rules_cannot_be_known_is_an_error(
     ws: Path, env: dict[str, str], content: Any, problem: str
 ) -> None:
     write_json(ws / ".claude" / "settings.local.json", content)
-    ruleset, warnings, _, errors = load_permissions(ws, env)
+    ruleset, warnings, _, errors = load_permissions(ws, env, trust=None)
     assert warnings == [] and [e.text for e in errors] == [f".claude/settings.local.json: {problem}"]
     assert all(kind != "allow" for kind, _ in ruleset.rules())  # a broken file's allow rules never apply
 
@@ -909,30 +909,30 @@ def test_a_file_whose_deny_or_ask_rules_cannot_be_known_is_an_error(
 def test_a_broken_allow_rule_is_a_warning_naming_its_file(ws: Path, env: dict[str, str]) -> None:
     path = ws / ".claude" / "settings.local.json"
     write_json(path, {"permissions": {"allow": ["Bash(", "Edit"]}})
-    ruleset, warnings, _, errors = load_permissions(ws, env)
+    ruleset, warnings, _, errors = load_permissions(ws, env, trust=None)
     assert errors == [] and len(warnings) == 1 and str(path) in warnings[0]
     assert "ignored the allow rule 'Bash('" in warnings[0] and listing(ruleset) == [("allow", "Edit", path.name)]
 
 
 def test_an_unreadable_settings_path_is_an_error(ws: Path, env: dict[str, str]) -> None:
     (ws / ".agents" / "settings.json").mkdir(parents=True)
-    _, _, _, errors = load_permissions(ws, env)
+    _, _, _, errors = load_permissions(ws, env, trust=None)
     assert len(errors) == 1 and "cannot be read" in errors[0].text
 
 
 def test_bypass_mode_only_from_the_user_file(ws: Path, env: dict[str, str]) -> None:
     write_json(ws / ".claude" / "settings.json", perms(defaultMode="bypassPermissions"))
-    _, warnings, mode, _ = load_permissions(ws, env)
+    _, warnings, mode, _ = load_permissions(ws, env, trust=None)
     assert mode is None and "bypassPermissions" in warnings[0]
     user = Path(env["XDG_CONFIG_HOME"]) / "react-agent-mini" / "settings.json"
     write_json(user, perms(defaultMode="bypassPermissions"))
     (ws / ".claude" / "settings.json").unlink()
-    assert load_permissions(ws, env).default_mode == "bypassPermissions"
+    assert load_permissions(ws, env, trust=None).default_mode == "bypassPermissions"
 
 
 def test_project_rooted_pattern_from_a_settings_file(ws: Path, env: dict[str, str]) -> None:
     write_json(ws / ".agents" / "settings.json", perms(deny=["Edit(/src/**)"]))
-    ruleset = load_permissions(ws, env).rules
+    ruleset = load_permissions(ws, env, trust=None).rules
     assert verdict(ruleset, ws, "Edit", file_path="src/app.py") == "deny"
     assert verdict(ruleset, ws, "Edit", file_path="lib/src/app.py") is None
 

@@ -532,6 +532,7 @@ def test_tools_and_mcp_config_flags(fake_llm: FakeLLMServer, tmp_path: Path) -> 
     assert bad.returncode == 2 and bad.stderr.startswith("error: --mcp-config") and len(bad.stderr.splitlines()) == 1
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_settings_and_setting_sources(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     (tmp_path / ".agents").mkdir()
     (tmp_path / ".agents" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash(touch:*)"]}}))

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..fakes.fake_llm import FakeLLMServer, RecordedRequest, Reply, Script, ToolCall
 from ..test_cli import assert_no_traceback, env_for, ram
 
@@ -225,6 +227,7 @@ def test_the_explore_agent_is_read_only_in_any_mode(fake_llm: FakeLLMServer, tmp
     assert not (tmp_path / "made.txt").exists()
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_a_subagent_stop_hook_sees_the_agent(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     seen = tmp_path / "subagent-stop.json"
     hooks: dict[str, Any] = {"SubagentStop": [{"hooks": [{"type": "command", "command": f"cat > {seen}"}]}]}

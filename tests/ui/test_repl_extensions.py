@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..processes import pids_with, wait_until
 from .test_repl_pty import ram_term, sent
@@ -130,6 +132,7 @@ def test_custom_commands_in_help_completion_and_as_turns(fake_llm: FakeLLMServer
     assert sent(fake_llm)[-1] == {"role": "user", "content": "Summarise the last 3 days."}
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_hooks_and_agents_are_listed_and_notification_hooks_run(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     log = tmp_path / "notified.log"
     record = f"python3 -c 'import json,sys; print(json.load(sys.stdin)[\"notification_type\"])' >> {log}"

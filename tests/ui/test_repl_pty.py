@@ -235,6 +235,7 @@ def test_a_skill_command_runs_the_skill_and_unknown_commands_stay_local(
     assert sent(fake_llm)[-1] == {"role": "user", "content": "/etc/hosts looks odd"}
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_an_mcp_prompt_command(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     config = {"mcpServers": {"toolbox": {"command": sys.executable, "args": [str(support.TOOLBOX)]}}}
     (tmp_path / ".mcp.json").write_text(json.dumps(config))

@@ -45,6 +45,7 @@ def tool_results(request_body: dict[str, object]) -> list[str]:
     return [str(m["content"]) for m in messages if m["role"] == "tool"]
 
 
+@pytest.mark.usefixtures("trusted")  # the project's own configuration applies
 def test_read_the_docs_page_and_update_our_client_with_one_webfetch_rule(
     fake_llm: FakeLLMServer, web: WebServer, tmp_path: Path
 ) -> None:

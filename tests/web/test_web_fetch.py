@@ -60,7 +60,8 @@ async def test_a_docs_page_becomes_its_content_as_markdown(web: WebServer, tmp_p
         assert dropped not in text
     head = output.content[: output.content.index(f"<{TAG} ")]
     assert f"Fetched {url} — 200 OK, text/html, {len(DOCS_PAGE.encode()):,} bytes; as Markdown" in head
-    assert "Title: Forecasts (v2) - Acme Weather API" in head and "You are looking for: how do I authenticate?" in head
+    assert text.startswith("Title: Forecasts (v2) - Acme Weather API\n\n")  # the page's words: inside the boundary
+    assert "Title:" not in head and "You are looking for: how do I authenticate?" in head
     assert f"{PREAMBLE}\n<{TAG} " in output.content and output.content.endswith(REMINDER)
 
 
@@ -121,7 +122,8 @@ async def test_pages_in_other_encodings_are_decoded_right(
     body = (words if content_type == "text/plain" else html).encode(encoding)
     url = web.route("/page", Route(body, content_type=content_type))
     output = await fetch(url, tmp_path)
-    assert page_text(output).strip() == words
+    expected = words if content_type == "text/plain" else f"Title: t\n\n{words}"  # the title: inside the boundary
+    assert page_text(output).strip() == expected
 
 
 async def test_json_and_text_come_as_they_are_and_binary_is_refused(web: WebServer, tmp_path: Path) -> None:

@@ -41,8 +41,12 @@ def available(host: SessionHost) -> list[AvailableCommand]:
     offered = [
         _command("compact", "Summarise the conversation now (your own messages are kept word for word)", "focus")
     ]
+    from ..custom_commands.invoke import BUILTIN_COMMANDS
+
     offered += [
-        _command(c.name, c.description or "custom command", c.argument_hint) for c in host.built.commands.commands
+        _command(c.name, c.description or "custom command", c.argument_hint)
+        for c in host.built.commands.commands
+        if c.name not in BUILTIN_COMMANDS  # a project's `/compact` never stands in for the built-in
     ]
     offered += [_command(s.id, s.description or "skill", "arguments") for s in host.built.knowledge.skills]
     manager = host.built.mcp.manager

@@ -25,7 +25,9 @@ EXAMPLES = """examples:
   ram rewind --session ID     another session of this directory (an id or its start)
 
 The session's lock is held throughout (a session another `ram` is writing is refused, exit 2). A file someone
-changed since the agent last did is left as it is and named, and the exit code is 1, unless --force."""
+changed since the agent last did is left as it is and named, and the exit code is 1, unless --force. A file whose
+folder now leads outside the workspace (a folder replaced by a link), or that is now a link or has other hard links,
+is never written or removed, even with --force: it is named, and the exit code is 1."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,12 +114,12 @@ async def _rewind(args: argparse.Namespace, path: Path, lock: session_lock.Sessi
         async def confirm(step: object) -> bool:
             return bool(args.force)
 
-        outcome = await rewind_code(store, plan, confirm)
+        outcome = await rewind_code(store, plan, confirm, workspace=workspace)
         print(f"code back {back_to(args.turn)}:")
         print("\n".join(visible(line) for line in code_lines(outcome, workspace)))
         if outcome.kept:
             print("rerun with --force to overwrite the files left as they are", file=sys.stderr)
-        status = 1 if outcome.kept or outcome.failed else 0
+        status = 1 if outcome.kept or outcome.refused or outcome.failed else 0
     if keep is not None:
         dropped = len(history) - keep
         if dropped and keep < len(history) - len(loaded.repaired):

@@ -4,6 +4,8 @@ the agent changed is undone, and the conversation is emptied.
 
 `rewind_code` restores every file of the plan whose content nobody changed since the agent; for one that somebody
 did, `confirm` decides (the REPL asks, `ram rewind` says no unless `--force`), and a file left alone is listed.
+A file whose folder now leads outside the workspace (or that is now a link, or has other hard links) is never
+written or removed, nor asked about: it is left as it is and named (`restore.refusal`), and counts as not restored.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ..tools.paths import display
 from .content import state_hash
 from .git import GitFailed
 from .plan import CodePlan, FileStep, TurnSummary, plan_code, summarize
-from .restore import Contents, Restored, restore
+from .restore import Contents, Refused, Restored, refusal, restore
 from .store import CheckpointStore
 from .tracker import turn_ids
 
@@ -30,6 +32,8 @@ class CodeOutcome(msgspec.Struct):
     restored: list[Restored] = msgspec.field(default_factory=list)
     kept: list[FileStep] = msgspec.field(default_factory=list)
     """Files someone else changed, left as they are."""
+    refused: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    """Files left as they are because writing them could reach outside the workspace, and why."""
     failed: list[tuple[str, str]] = msgspec.field(default_factory=list)
 
 
@@ -43,15 +47,21 @@ async def plan_for(store: CheckpointStore, history: Sequence[Message], turn: int
     return await plan_code(store, turn_ids(history), turn, lambda p: state_hash(p), contents.hash_of)
 
 
-async def rewind_code(store: CheckpointStore, plan: CodePlan, confirm: Confirm) -> CodeOutcome:
+async def rewind_code(store: CheckpointStore, plan: CodePlan, confirm: Confirm, *, workspace: Path) -> CodeOutcome:
+    """Put back the files of `plan`, never writing or removing anything outside `workspace`."""
     outcome = CodeOutcome(plan)
     contents = Contents(store)
     for step in plan.steps:
+        if why := refusal(step, workspace):
+            outcome.refused.append((step.file, why))
+            continue
         if step.conflict and not await confirm(step):
             outcome.kept.append(step)
             continue
         try:
-            outcome.restored.append(await restore(step, contents))
+            outcome.restored.append(await restore(step, contents, workspace))
+        except Refused as exc:  # changed between the check above and the write
+            outcome.refused.append((step.file, str(exc)))
         except (OSError, GitFailed, ValueError) as exc:
             outcome.failed.append((step.file, str(exc)))
     return outcome
@@ -81,6 +91,8 @@ def code_lines(outcome: CodeOutcome, cwd: Path) -> list[str]:
         lines.append(f"  removed {shown} (it did not exist then)" if done.removed else f"  restored {shown}")
     for step in outcome.kept:
         lines.append(f"  left {display(cwd, Path(step.file))} as it is: {step.conflict}")
+    for file, why in outcome.refused:
+        lines.append(f"  left {display(cwd, Path(file))} as it is: {why}")
     for file, why in outcome.failed:
         lines.append(f"  could not restore {display(cwd, Path(file))}: {why}")
     for file, why in outcome.plan.untracked:

@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
 from ..hooks import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
 from ..permissions.settings import settings_files, user_settings_path
+
+if TYPE_CHECKING:
+    from ..trust.gate import TrustGate
+    from ..trust.items import TrustItem
 
 
 class CommandHook(msgspec.Struct, frozen=True):
@@ -47,9 +51,15 @@ class LoadedHooks(NamedTuple):
 
 
 def load_command_hooks(
-    cwd: Path, env: Mapping[str, str], sources: Iterable[str] | None = None, flag_settings: str | None = None
+    cwd: Path,
+    env: Mapping[str, str],
+    sources: Iterable[str] | None = None,
+    flag_settings: str | None = None,
+    *,
+    trust: TrustGate | None,
 ) -> LoadedHooks:
-    """Every command hook the settings files (of the kinds `sources` names) and `--settings` define."""
+    """Every command hook the settings files (of the kinds `sources` names) and `--settings` define; a project
+    file's only where `trust` permits it (None: all of them)."""
     hooks: list[CommandHook] = []
     warnings: list[str] = []
     disabled = False
@@ -72,8 +82,18 @@ def load_command_hooks(
             else:
                 disabled = True
         if "hooks" in data:
-            hooks += parse_hooks(data["hooks"], shown, project, warnings)
+            found = parse_hooks(data["hooks"], shown, project, warnings)
+            hooks += [hook for hook in found if not project or trust is None or trust.permits(trust_item(hook))]
     return LoadedHooks([] if disabled else hooks, warnings)
+
+
+def trust_item(hook: CommandHook) -> TrustItem:
+    """What the user approves when trusting `hook` (a project's)."""
+    from ..trust.items import make_item
+
+    where = f"{hook.event}({hook.matcher})" if hook.matcher else hook.event
+    content = {"event": hook.event, "matcher": hook.matcher, "command": hook.command, "timeout": hook.timeout}
+    return make_item("hook", hook.source, f"{where}: {hook.command}", content)
 
 
 def parse_hooks(block: Any, source: str, project: bool, warnings: list[str]) -> list[CommandHook]:

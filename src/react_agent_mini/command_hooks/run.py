@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..hooks import HookEntry, HookEvent, HookHandler, HookOutput
+from ..tools.shell_env import guard_own_process
 from .config import CommandHook
 
 BLOCKING = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
@@ -44,6 +45,7 @@ class Finished(NamedTuple):
 async def run_command(command: str, stdin: bytes, cwd: Path, env: Mapping[str, str]) -> Finished:
     """Run `command` to its end, feeding it `stdin`; if this is cancelled meanwhile (a timeout, an interrupt), its
     process group is killed first."""
+    guard_own_process()  # a hook must not read ram's own environment either
     proc = await asyncio.create_subprocess_exec(
         SHELL,
         "-c",

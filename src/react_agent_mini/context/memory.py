@@ -7,7 +7,9 @@ keeps the provider's prompt cache warm.
 
 Which file: the nearest existing `.agents/memory/MEMORY.md` from the working directory up to the repository root,
 so a session started in a subfolder shares the project's memory; when there is none yet, the working directory's.
-The directory is not created in advance (Write creates missing parent directories).
+The directory is not created in advance (Write creates missing parent directories). The file is read only when
+it resolves inside the project it was found in (`confined.py`): a MEMORY.md that is a link to `~/.ssh/id_rsa` is
+left out, with one warning naming it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .project import cap_utf8, read_text_capped, search_levels
+from .confined import project_root, read_inside
+from .project import cap_utf8, search_levels
 
 MEMORY_FILE = Path(".agents") / "memory" / "MEMORY.md"
 """Where the memory file lives, relative to a project directory."""
@@ -49,6 +52,8 @@ class Memory:
     def __init__(self, path: Path) -> None:
         self.path = path
         """The MEMORY.md file (it may not exist)."""
+        self.root = project_root(_project_of(path))
+        """Where the file may resolve: the project it is in (a link leading elsewhere is not read)."""
         self.warning = ""
         """Why the last `text()` could not read the file (naming it), or empty."""
         self.truncated = False
@@ -70,7 +75,7 @@ class Memory:
         if signature is None:
             return ""
         try:
-            raw = read_text_capped(self.path, CAP_BYTES)
+            raw = read_inside(self.path, (self.root,), CAP_BYTES)
         except OSError as exc:
             self.warning = f"{self.path}: cannot read it ({exc.strerror or exc}); memory left out"
             return ""
@@ -87,3 +92,10 @@ class Memory:
         except OSError:
             return None
         return (info.st_mtime_ns, info.st_size, info.st_ino)
+
+
+def _project_of(path: Path) -> Path:
+    """The directory a memory file at `path` belongs to: the one holding its `.agents/memory/`."""
+    if path.parts[-len(MEMORY_FILE.parts) :] == MEMORY_FILE.parts:
+        return path.parents[len(MEMORY_FILE.parts) - 1]
+    return path.parent

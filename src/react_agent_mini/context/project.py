@@ -7,10 +7,15 @@ Where the files are looked for, in the order they are joined (nearest last, so t
    `AGENTS.md` then `CLAUDE.md`.
 Files are joined with `\\n\\n---\\n\\n`, as upstream react-agent-mini does for the two names of one directory.
 
+A repository is not trusted (`confined.py`): a context file is read only when it resolves inside the project —
+the repository, or without one the folder it was found in —, the user-level one inside the user's config
+directory; a link leading elsewhere is skipped with one warning naming it.
+
 A line that is only `@path/to/file` imports that file in its place (Claude Code's convention), relative to the
-importing file, nested up to 5 deep, confined to the repository (the user-level file: to its own directory).
-Cycles, missing files and escapes are skipped with a warning. The whole text is capped at 64 KB with a visible
-note. Missing context files are normal and say nothing.
+importing file, nested up to 5 deep, confined to the repository — without a repository, to the working directory
+(a file found above it may be read, but may not pull in more from there) —, the user-level file's to its own
+directory. Cycles, missing files and escapes are skipped with a warning. The whole text is capped at 64 KB with a
+visible note. Missing context files are normal and say nothing.
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from pathlib import Path
 
 import msgspec
 
+from . import confined
+from .confined import has_git as _has_git
+
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 """The names read in each directory, in this order."""
 USER_CONTEXT_FILE = "AGENTS.md"
 """The name read in the user's config directory."""
-MAX_LEVELS = 5
+MAX_LEVELS = confined.MAX_LEVELS
 """Ancestors searched above the working directory when no repository root is found first."""
 SEPARATOR = "\n\n---\n\n"
 """Between two context files."""
@@ -87,13 +95,17 @@ def search_levels(cwd: Path) -> tuple[list[Path], Path, bool]:
 def load_project_context(cwd: Path, *, user_dir: Path) -> ProjectContext:
     """The project instructions for a session started in `cwd`; never raises (problems become warnings)."""
     cwd = cwd.resolve()
-    levels, root, _ = search_levels(cwd)
+    levels, root, in_repo = search_levels(cwd)
+    import_root = root if in_repo else cwd  # what `@` imports may reach
     loader = _Loader()
-    candidates: list[tuple[Path, Path]] = [(user_dir / USER_CONTEXT_FILE, user_dir)]
-    candidates += [(directory / name, root) for directory in levels for name in CONTEXT_FILES]
+    # (the file, where it may resolve, what its imports may reach)
+    candidates: list[tuple[Path, Path, Path]] = [(user_dir / USER_CONTEXT_FILE, user_dir, user_dir)]
+    for directory in levels:
+        home = confined.project_root(directory)
+        candidates += [(directory / name, home, import_root) for name in CONTEXT_FILES]
     parts: list[str] = []
-    for path, confine in candidates:
-        text = loader.load_context_file(path, confine)
+    for path, home, confine in candidates:
+        text = loader.load_context_file(path, home, confine)
         if text is not None and text.strip():
             parts.append(text.rstrip())
     joined = SEPARATOR.join(parts)
@@ -127,7 +139,8 @@ def cap_utf8(text: str, cap_bytes: int, note: str) -> tuple[str, bool]:
 
 def read_text_capped(path: Path, max_bytes: int) -> str:
     """At most `max_bytes` (plus one, so callers can tell it was longer) of a file as text; undecodable bytes
-    become U+FFFD. Raises OSError; refuses anything but a regular file (a FIFO could block forever)."""
+    become U+FFFD. Raises OSError; refuses anything but a regular file (a FIFO could block forever). It follows
+    links wherever they lead: a file a repository supplies is read with `confined.read_inside` instead."""
     if not path.is_file():
         raise OSError(errno.EINVAL, "it is a directory" if path.is_dir() else "not a regular file")
     with path.open("rb") as stream:
@@ -144,7 +157,9 @@ class _Loader:
         self.warnings: list[str] = []
         self._seen: set[Path] = set()
 
-    def load_context_file(self, path: Path, confine: Path) -> str | None:
+    def load_context_file(self, path: Path, home: Path, confine: Path) -> str | None:
+        """The text of the context file `path`, its imports expanded (None when it is not read): only when it
+        resolves inside `home`; its imports may reach only inside `confine`."""
         try:
             if not path.exists():
                 return None
@@ -155,17 +170,17 @@ class _Loader:
         if resolved in self._seen:
             # The user-level directory or a symlinked CLAUDE.md → AGENTS.md: the same text once is enough.
             return None
-        text = self._read(path, "skipped")
+        text = self._read(path, home, "skipped")
         if text is None:
             return None
         self._seen.add(resolved)
         self.files.append(path)
         return self._expand(text, path, confine.resolve(), [resolved])
 
-    def _read(self, path: Path, consequence: str) -> str | None:
+    def _read(self, path: Path, home: Path, consequence: str) -> str | None:
         try:
             # Nothing beyond the cap can reach the model, so there is no point reading more of a huge file.
-            return read_text_capped(path, CAP_BYTES)
+            return confined.read_inside(path, (home,), CAP_BYTES)
         except OSError as exc:
             self.warnings.append(f"{path}: cannot read it ({exc.strerror or exc}); {consequence}")
             return None
@@ -225,7 +240,7 @@ class _Loader:
         if not found:
             skip("file not found")
             return None
-        text = self._read(target, "import skipped")
+        text = self._read(target, confine, "import skipped")
         if text is None:
             return None
         self._seen.add(target)
@@ -240,10 +255,3 @@ def _upwards(start: Path) -> Iterator[Path]:
         if directory.parent == directory:
             return
         directory = directory.parent
-
-
-def _has_git(directory: Path) -> bool:
-    try:
-        return (directory / ".git").exists()
-    except OSError:
-        return False

@@ -10,6 +10,10 @@ A SKILL.md may start with YAML frontmatter between `---` lines; `name` and `desc
 ignored. Broken frontmatter gives a warning naming the file and the skill still loads (id as name, no
 description). The system prompt carries only the catalogue (id, name, description) within a character budget;
 the Skill tool reads the body when the model asks for it (progressive disclosure).
+
+A SKILL.md is read (at discovery and again when loaded) only when it resolves inside the project it was found in —
+the repository, or without one the directory above its `.agents/skills` —, a user's skill inside the user's config
+directory (`confined.py`); a skill that is a link leading elsewhere is skipped with one warning naming it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from .project import cap_utf8, read_text_capped, search_levels
+from .confined import project_root, read_inside, resolve_inside
+from .project import cap_utf8, search_levels
 
 SKILL_FILE = "SKILL.md"
 PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills")
@@ -76,7 +81,7 @@ def discover_skills(cwd: Path, *, user_dir: Path) -> tuple[list[Skill], list[str
     warnings: list[str] = []
     ids: set[str] = set()
     for root, scope in roots:
-        for skill_dir in _skill_dirs(root, warnings):
+        for skill_dir in _skill_dirs(root, _root_home(root, scope), warnings):
             if skill_dir.name in ids:
                 continue  # shadowed by a nearer skill with the same id
             skill = _load_skill(skill_dir, scope, warnings)
@@ -113,7 +118,7 @@ def skills_catalogue(skills: Sequence[Skill], *, budget_chars: int) -> str:
 def read_skill_body(skill: Skill) -> str:
     """The skill's instructions (the SKILL.md without its frontmatter), capped at 32 KB with a note.
     Raises OSError when the file cannot be read."""
-    text = read_text_capped(skill.path, BODY_CAP_BYTES + DISCOVERY_READ_BYTES)
+    text = read_inside(skill.path, (_home(skill.base_dir, skill.scope),), BODY_CAP_BYTES + DISCOVERY_READ_BYTES)
     _, body, _ = split_frontmatter(text)
     capped, _ = cap_utf8(body.strip("\n").rstrip(), BODY_CAP_BYTES, BODY_TRUNCATION_NOTE)
     return capped
@@ -131,11 +136,13 @@ def split_frontmatter(text: str) -> tuple[str | None, str, bool]:
     return text[opening.end() : closing.start()], text[closing.end() :], True
 
 
-def _skill_dirs(root: Path, warnings: list[str]) -> list[Path]:
-    """The subdirectories of `root` that hold a SKILL.md, sorted by name (a missing root is normal)."""
+def _skill_dirs(root: Path, home: Path, warnings: list[str]) -> list[Path]:
+    """The subdirectories of `root` that hold a SKILL.md, sorted by name (a missing root is normal; one that leads
+    outside `home` is skipped with a warning)."""
     try:
         if not root.is_dir():
             return []
+        resolve_inside(root, (home,))
         entries = sorted(root.iterdir(), key=lambda p: p.name)
     except OSError as exc:
         warnings.append(f"{root}: cannot list it ({exc.strerror or exc}); its skills were skipped")
@@ -156,7 +163,7 @@ def _skill_dirs(root: Path, warnings: list[str]) -> list[Path]:
 def _load_skill(skill_dir: Path, scope: Literal["project", "user"], warnings: list[str]) -> Skill | None:
     path = skill_dir / SKILL_FILE
     try:
-        text = read_text_capped(path, DISCOVERY_READ_BYTES)
+        text = read_inside(path, (_home(skill_dir, scope),), DISCOVERY_READ_BYTES)
     except OSError as exc:
         warnings.append(f"{path}: cannot read it ({exc.strerror or exc}); skill skipped")
         return None
@@ -170,6 +177,17 @@ def _load_skill(skill_dir: Path, scope: Literal["project", "user"], warnings: li
     name = text_field(fields, "name", path, warnings) or skill_id
     description = text_field(fields, "description", path, warnings)
     return Skill(skill_id, name, description, path, skill_dir, scope)
+
+
+def _home(skill_dir: Path, scope: Literal["project", "user"]) -> Path:
+    """Where the SKILL.md of `skill_dir` may resolve: the project holding `<dir>/.agents/skills/<id>` (or
+    `.claude/skills`), or the user's config directory holding `skills/<id>`."""
+    return _root_home(skill_dir.parent, scope)
+
+
+def _root_home(root: Path, scope: Literal["project", "user"]) -> Path:
+    """Where the skills directory `root` (`<dir>/.agents/skills`, or the user's `skills`) and its skills may lead."""
+    return root.parent if scope == "user" else project_root(root.parent.parent)
 
 
 def parse_frontmatter(

@@ -6,6 +6,11 @@ from), then `commands/` in the user's config directory. Every `*.md` below them 
 commands directory, without `.md` and with `/` as `:`, is its name (`git/commit.md` is `/git:commit`; `/commit`
 names it too while no other command ends in `commit`, as Claude Code names it). Hidden files and directories are
 skipped. The body is read again when the command runs, so an edited file takes effect at once.
+
+A command file is read (at discovery and when it runs) only when it resolves inside the project it was found in —
+the repository, or without one the directory above its `.claude/commands` —, a user's command inside the user's
+config directory (`context/confined.py`); one that is a link leading elsewhere is no command, with one warning
+naming it.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from typing import Literal
 
 import msgspec
 
+from ..context import user_config_dir
+from ..context.confined import LeadsOutside, project_root, read_inside, resolve_inside
 from ..context.frontmatter import read_fields
-from ..context.project import read_text_capped, search_levels
+from ..context.project import search_levels
 from ..context.skills import split_frontmatter
 
 PROJECT_DIRS = (".agents/commands", ".claude/commands")
@@ -56,17 +63,22 @@ def discover_commands(cwd: Path, user_dir: Path) -> tuple[list[CustomCommand], l
     found: dict[str, CustomCommand] = {}
     warnings: list[str] = []
     for root, scope in roots:
-        for path in _command_files(root, warnings):
+        home = user_dir if scope == "user" else project_root(root.parent.parent)
+        for path in _command_files(root, home, warnings):
             name = ":".join(path.relative_to(root).with_suffix("").parts)
             if name not in found and " " not in name:
-                found[name] = _load(path, name, scope, warnings)
+                command = _load(path, name, scope, home, warnings)
+                if command is not None:
+                    found[name] = command
     return sorted(found.values(), key=lambda c: c.name), warnings
 
 
-def _command_files(root: Path, warnings: list[str]) -> list[Path]:
+def _command_files(root: Path, home: Path, warnings: list[str]) -> list[Path]:
+    """The command files below `root` (none when `root` itself leads outside `home`: one warning says so)."""
     try:
         if not root.is_dir():
             return []
+        resolve_inside(root, (home,))
         files = []
         for path in sorted(root.rglob("*.md")):
             relative = path.relative_to(root)
@@ -82,9 +94,15 @@ def _command_files(root: Path, warnings: list[str]) -> list[Path]:
         return []
 
 
-def _load(path: Path, name: str, scope: Literal["project", "user"], warnings: list[str]) -> CustomCommand:
+def _load(
+    path: Path, name: str, scope: Literal["project", "user"], home: Path, warnings: list[str]
+) -> CustomCommand | None:
+    """The command in `path` (None: a link leading outside `home`, skipped with a warning)."""
     try:
-        text = read_text_capped(path, READ_CAP)
+        text = read_inside(path, (home,), READ_CAP)
+    except LeadsOutside as exc:
+        warnings.append(f"{path}: cannot read it ({exc.strerror}); command skipped")
+        return None
     except OSError as exc:
         warnings.append(f"{path}: cannot read it ({exc.strerror or exc})")
         return CustomCommand(name, path, scope=scope)
@@ -119,9 +137,21 @@ def _rules(value: str) -> list[str]:
 
 
 def read_body(command: CustomCommand) -> str:
-    """The command's text without its frontmatter (OSError when the file cannot be read)."""
-    _, body, _ = split_frontmatter(read_text_capped(command.path, READ_CAP))
+    """The command's text without its frontmatter (OSError when the file cannot be read, or now leads outside the
+    place it was found in)."""
+    _, body, _ = split_frontmatter(read_inside(command.path, (_home(command),), READ_CAP))
     return body.strip("\n")
+
+
+def _home(command: CustomCommand) -> Path:
+    """Where `command`'s file may resolve: the user's config directory, or the project holding the
+    `.agents/commands` / `.claude/commands` directory it is in."""
+    if command.scope == "user":
+        return user_config_dir()
+    for folder in command.path.parents:
+        if any(folder / sub in command.path.parents for sub in PROJECT_DIRS):
+            return project_root(folder)
+    return project_root(command.path.parent)
 
 
 class CommandCatalog:

@@ -4,7 +4,9 @@ The body is read, its arguments substituted, each `` !`command` `` run by the se
 `@path` read by its Read tool — both asked of the permission policy first, exactly as a model's call would be, with
 the command's `allowed-tools` already allowed. A refused command or file stops the command: nothing is sent, and
 the user reads why. The turn then runs with the same `allowed-tools` (for that turn only) and the command's
-`model`.
+`model`. A project command's `allowed-tools` widen what runs unasked, so they apply only where the folder's trust
+permits them (`trust.gate`); otherwise the command runs without them and one line says so. A command never takes
+the name of a built-in command (`/init`, `/compact`, …): the built-in wins in every front end.
 """
 
 from __future__ import annotations
@@ -25,6 +27,28 @@ from .scope import TurnScope, allowing
 
 if TYPE_CHECKING:
     from ..app import Assembled
+    from ..trust.items import TrustItem
+
+BUILTIN_COMMANDS = frozenset(
+    [
+        "help",
+        "clear",
+        "compact",
+        "status",
+        "permissions",
+        "memory",
+        "init",
+        "resume",
+        "output",
+        "rewind",
+        "hooks",
+        "agents",
+        "exit",
+        "quit",
+    ]
+)
+"""The names of the built-in slash commands (the REPL's; `/compact` and `/init` work headless and over the SDK
+too): a custom command of one of these names is never run in their place."""
 
 
 class Invocation(msgspec.Struct, frozen=True):
@@ -50,6 +74,8 @@ def lookup(built: Assembled, line: str) -> tuple[CustomCommand, str] | None:
         return None
     name, _, args = line[1:].partition(" ")
     name = name.strip()
+    if name in BUILTIN_COMMANDS:
+        return None
     found = built.commands.find(name) if name else None
     if found is not None and found.name != name and any(skill.id == name for skill in built.knowledge.skills):
         return None  # a short name (`/commit` for `/git:commit`) never hides a skill of that name
@@ -66,7 +92,16 @@ async def invoke(built: Assembled, command: CustomCommand, args: str) -> Invocat
         return Failed(f"/{command.name}: cannot read {command.path}: {exc.strerror or exc}")
     text = substitute(body, args)
     source = f"/{command.name}"
-    with allowing(built.policy, command.allowed_tools, source):
+    allowed = command.allowed_tools
+    notes: tuple[str, ...] = ()
+    trust = built.trust
+    if allowed and command.scope == "project" and trust is not None and not trust.permits(trust_item(command, built)):
+        notes = (
+            f"{source}: its allowed-tools ({', '.join(allowed)}) were left out: this folder's configuration is not "
+            "trusted (`ram trust` shows it and trusts this folder)",
+        )
+        allowed = ()
+    with allowing(built.policy, allowed, source):
         outputs: list[str] = []
         for line in bang_commands(text):
             ran = await _run(built, line, source)
@@ -85,7 +120,17 @@ async def invoke(built: Assembled, command: CustomCommand, args: str) -> Invocat
         return Failed(f"/{command.name}: the command's file has no text to send")
     model = chosen_model(built.provider.name, built.provider.model, command.model) if command.model else ""
     attached = (Message("user", tuple(blocks), meta=True),) if blocks else ()
-    return Invocation(command, text, attached, TurnScope(command.allowed_tools, source, model))
+    return Invocation(command, text, attached, TurnScope(allowed, source, model, notes))
+
+
+def trust_item(command: CustomCommand, built: Assembled | None = None, cwd: Path | None = None) -> TrustItem:
+    """What the user approves when trusting a project command's `allowed-tools`."""
+    from ..trust.items import make_item
+
+    root = built.session.context.cwd if built is not None else cwd
+    source = display(root, command.path) if root is not None else str(command.path)
+    label = f"/{command.name} allowed-tools: {', '.join(command.allowed_tools)}"
+    return make_item("command", source, label, {"name": command.name, "allowed_tools": list(command.allowed_tools)})
 
 
 async def _checked(built: Assembled, tool: Tool, raw: Mapping[str, Any], what: str, source: str) -> Any:

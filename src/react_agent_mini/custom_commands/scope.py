@@ -23,6 +23,8 @@ class TurnScope(msgspec.Struct, frozen=True):
     """Whom those rules are from (`/review`), as permission messages name them."""
     model: str = ""
     """The model of this turn's calls (empty: the session's)."""
+    notes: tuple[str, ...] = ()
+    """Lines to show before the turn (what of the command was left out, and why)."""
 
 
 @contextlib.contextmanager

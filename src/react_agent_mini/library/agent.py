@@ -74,6 +74,7 @@ class Agent:
         mcp_servers: Mapping[str, Any] | None = None,
         max_turns: int = 20,
         resume: str | None = None,
+        trust_project: bool | None = None,
     ) -> None:
         """
         Args:
@@ -98,6 +99,10 @@ class Agent:
                 the project's (and winning over them on a name clash).
             max_turns: Model calls allowed per `run`.
             resume: Continue the saved session of `cwd` with this id (or unique id prefix).
+            trust_project: Whether `cwd`'s own hooks, `.mcp.json` servers, allow rules, `defaultMode:
+                acceptEdits` and custom commands' `allowed-tools` apply: None as the user's trust says (`ram
+                trust`); True: they all do (you vouch for the folder); False: none of them, whatever the user
+                trusted. Its deny and ask rules, CLAUDE.md and skills apply in every case.
         """
         env = os.environ
         self._config = provider_config(env, provider=provider, model=model, base_url=base_url, api_key=api_key)
@@ -113,6 +118,7 @@ class Agent:
             tools=tools,
             mcp_servers=mcp_servers,
             resume=resume,
+            trust_project=trust_project,
         )
         self._session_id = self._options.session_id or (self._options.resume.stem if self._options.resume else "")
         self._can_use_tool = can_use_tool
@@ -363,6 +369,7 @@ def run(
     mcp_servers: Mapping[str, Any] | None = None,
     max_turns: int = 20,
     resume: str | None = None,
+    trust_project: bool | None = None,
 ) -> Result:
     """One task with a new `Agent`, for synchronous code (scripts): `Agent(...).run(prompt)` in `asyncio.run`.
     In async code (a running event loop), use `async with Agent(...) as agent: await agent.run(prompt)`."""
@@ -391,6 +398,7 @@ def run(
         mcp_servers=mcp_servers,
         max_turns=max_turns,
         resume=resume,
+        trust_project=trust_project,
     )
 
     async def one_task() -> Result:

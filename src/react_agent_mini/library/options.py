@@ -94,6 +94,7 @@ def session_options(
     tools: Sequence[Callable[..., Any] | FunctionTool],
     mcp_servers: Mapping[str, Any] | None,
     resume: str | None,
+    trust_project: bool | None = None,
 ) -> SessionOptions:
     """The session the arguments describe (ConfigError for one that cannot be)."""
     root = Path(cwd).expanduser().resolve()
@@ -118,6 +119,7 @@ def session_options(
         append_system_prompt=append_system_prompt or "",
         extra_tools=function_tools(tools),
         mcp_servers=_servers(mcp_servers, root, env),
+        trust=trust_project,
     )
 
 

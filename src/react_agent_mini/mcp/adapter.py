@@ -84,6 +84,9 @@ class ToolCaller(Protocol):
 class McpTool:
     """One tool of one MCP server, satisfying our `Tool` protocol."""
 
+    # No `path_fields`: a server's JSON Schema does not say which strings are paths, so the permission policy
+    # keeps guessing them from the argument names (`file_path`, `notebook_path`, `path`) for MCP tools.
+
     def __init__(self, caller: ToolCaller, server: str, spec: mcp_types.Tool, public_name: str) -> None:
         self.name = public_name
         self.server = server

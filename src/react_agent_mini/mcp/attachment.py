@@ -16,6 +16,7 @@ from ..messages import Message
 from ..tools.base import ToolRegistry
 
 if TYPE_CHECKING:
+    from ..trust.gate import TrustGate
     from .manager import McpManager
 
 MCP_FIRST_CALL_WAIT = 10.0
@@ -33,10 +34,11 @@ class McpAttachment:
         *,
         extra: Mapping[str, Any] | None = None,
         strict: bool = False,
+        trust: TrustGate | None,
     ) -> None:
         from .config import default_log_dir, load_mcp_config, mcp_timeouts, parse_servers
 
-        servers, config_warnings = ({}, []) if strict else load_mcp_config(cwd, env)
+        servers, config_warnings = ({}, []) if strict else load_mcp_config(cwd, env, trust=trust)
         if extra:
             given, given_warnings = parse_servers(extra, cwd, env, source="--mcp-config")
             servers.update(given)

@@ -24,12 +24,18 @@ DESCRIPTION_WIDTH = 72
 async def mcp_list(cwd: Path, env: Mapping[str, str], out: TextIO) -> int:
     """Print the servers, their status and their tools; the exit code (see the module docstring). What servers
     say (names, descriptions, errors) is printed with its control characters made visible."""
+    from ..trust.gate import trust_gate
+
     screen = _Visible(out)
-    servers, warnings = load_mcp_config(cwd, env)
+    gate = trust_gate(cwd, env)
+    servers, warnings = load_mcp_config(cwd, env, trust=gate)
     connect_timeout, call_timeout, timeout_warnings = mcp_timeouts(env)
-    warnings += timeout_warnings
-    for warning in warnings:
+    warnings += gate.warnings + timeout_warnings
+    left_out = gate.left_out_line()
+    for warning in [*warnings, *([left_out] if left_out else [])]:
         screen.write(f"warning: {warning}\n")
+    for item in gate.withheld:
+        screen.write(f"not started (not trusted): {item.label}\n")
     if not servers:
         consulted = ", ".join(str(path) for path, _, _ in config_files(cwd, env))
         screen.write(f"No MCP servers configured (looked in {consulted}).\n")

@@ -8,7 +8,12 @@ Files, in order (a later file replaces a same-named server of an earlier one, wh
 Each file holds `{"mcpServers": {"<name>": {...}}}`, where an entry is either a local server run over stdio,
 `{"command": "...", "args": [...], "env": {...}, "cwd": "..."}`, or a remote one,
 `{"type": "http" | "sse", "url": "...", "headers": {...}}`. `${VAR}` and `${VAR:-default}` are expanded in every
-value (not in keys). A broken file or entry costs one warning line naming it; everything else still loads.
+value (not in keys) — but never, in a project's file, the credentials ram keeps from commands (its provider and
+search keys: a cloned repository's server must not be handed them). A broken file or entry costs one warning line
+naming it; everything else still loads.
+
+The project's `.mcp.json` starts servers, so its entries load only where the folder's trust permits them
+(`trust.gate`); the user's file and the files `MCP_CONFIG` names are the user's choice.
 
 This module never imports the MCP SDK (≈0.6 s): it decides whether the SDK is needed at all.
 """
@@ -19,9 +24,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+
+if TYPE_CHECKING:
+    from ..trust.gate import TrustGate
+    from ..trust.items import TrustItem
 
 Transport = Literal["stdio", "http", "sse"]
 Scope = Literal["user", "project"]
@@ -107,24 +116,30 @@ def mcp_timeouts(env: Mapping[str, str]) -> tuple[float, float, list[str]]:
 
 
 def config_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, Scope, bool]]:
-    """(path, scope, named explicitly) for every file consulted, in merge order."""
+    """(path, scope, named explicitly) for every file consulted, in merge order. A file `MCP_CONFIG` names is the
+    project's when it lies inside `cwd`, else the user's."""
     files: list[tuple[Path, Scope, bool]] = [(user_config_path(env), "user", False)]
     listed = env.get("MCP_CONFIG", "").strip()
     if listed:
         for part in listed.split(","):
             if part.strip():
-                files.append((cwd / os.path.expanduser(part.strip()), "project", True))
+                path = cwd / os.path.expanduser(part.strip())
+                files.append((path, "project" if _inside(path, cwd) else "user", True))
     else:
         files.append((cwd / ".mcp.json", "project", False))
     return files
 
 
-def load_mcp_config(cwd: Path, env: Mapping[str, str]) -> tuple[dict[str, ServerConfig], list[str]]:
-    """Every configured server by name, in file order (later files win), and one warning line per problem."""
+def load_mcp_config(
+    cwd: Path, env: Mapping[str, str], *, trust: TrustGate | None
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """Every configured server by name, in file order (later files win), and one warning line per problem; the
+    project's `.mcp.json` entries only where `trust` permits them (None: all)."""
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
     for path, scope, explicit in config_files(cwd, env):
-        found, file_warnings = load_config_file(path, cwd, env, scope=scope, must_exist=explicit)
+        gate = trust if scope == "project" and not explicit else None
+        found, file_warnings = load_config_file(path, cwd, env, scope=scope, must_exist=explicit, trust=gate)
         warnings += file_warnings
         for name, server in found.items():
             servers.pop(name, None)  # re-insert so the order follows the file that won
@@ -133,9 +148,16 @@ def load_mcp_config(cwd: Path, env: Mapping[str, str]) -> tuple[dict[str, Server
 
 
 def load_config_file(
-    path: Path, cwd: Path, env: Mapping[str, str], *, scope: Scope = "project", must_exist: bool = False
+    path: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    *,
+    scope: Scope = "project",
+    must_exist: bool = False,
+    trust: TrustGate | None = None,
 ) -> tuple[dict[str, ServerConfig], list[str]]:
-    """The servers of one file and its warnings. A missing file is fine unless it was named explicitly."""
+    """The servers of one file and its warnings. A missing file is fine unless it was named explicitly. `trust`:
+    the gate each entry passes before it is even expanded (None: every entry loads)."""
     try:
         data: Any = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError:
@@ -149,6 +171,8 @@ def load_config_file(
     servers: dict[str, ServerConfig] = {}
     warnings: list[str] = []
     for name, raw in data["mcpServers"].items():
+        if trust is not None and not trust.permits(trust_item(name, raw, _shown(path, cwd))):
+            continue
         try:
             servers[name] = parse_server(name, raw, cwd, env, source=str(path), scope=scope)
         except McpConfigError as exc:
@@ -171,7 +195,7 @@ def parse_server(
         transport = _TYPE_ALIASES[kind]
     else:
         raise McpConfigError(f'unknown "type" {kind!r} (use "stdio", "http" or "sse")')
-    expand = _Expander(env)
+    expand = _Expander(env, withheld=_project_withheld() if scope == "project" else frozenset())
     if transport == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -223,12 +247,18 @@ class _Expander:
     """`${VAR}` / `${VAR:-default}` against one environment; an unset variable without a default is an error
     (starting a server with an empty token would fail later, less clearly)."""
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    def __init__(self, env: Mapping[str, str], withheld: frozenset[str] = frozenset()) -> None:
         self._env = env
+        self._withheld = withheld
 
     def __call__(self, value: str, where: str) -> str:
         def substitute(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
+            if name in self._withheld:
+                raise McpConfigError(
+                    f"${{{name}}} (in {where}) is a credential ram never gives to a project's servers; define this "
+                    "server in your own mcp.json to pass it"
+                )
             found = self._env.get(name)
             if found is not None and (found or default is None):
                 return found
@@ -237,6 +267,42 @@ class _Expander:
             raise McpConfigError(f"environment variable {name} is not set (used in {where})")
 
         return _VAR.sub(substitute, value)
+
+
+def trust_item(name: str, raw: Any, source: str) -> TrustItem:
+    """What the user approves when trusting the project's server `name` (its whole entry, as written)."""
+    from ..trust.items import make_item
+
+    if isinstance(raw, dict) and isinstance(raw.get("url"), str):
+        target = raw["url"]
+    elif isinstance(raw, dict):
+        args = raw.get("args")
+        words = [raw.get("command", "")] + (args if isinstance(args, list) else [])
+        target = " ".join(str(word) for word in words)
+    else:
+        target = "(not an object)"
+    return make_item("mcp", source, f"{name}: {target}", {"name": name, "entry": raw})
+
+
+def _project_withheld() -> frozenset[str]:
+    from ..credentials import PROVIDER_CREDENTIALS, SEARCH_CREDENTIALS
+
+    return PROVIDER_CREDENTIALS | SEARCH_CREDENTIALS
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        resolved, top = path.resolve(), root.resolve()
+    except (OSError, RuntimeError):
+        return True  # cannot tell: the stricter reading
+    return resolved == top or top in resolved.parents
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def parse_servers(
@@ -251,7 +317,7 @@ def parse_servers(
     warnings: list[str] = []
     for name, entry in inner.items():
         try:
-            servers[str(name)] = parse_server(str(name), entry, cwd, env, source=source)
+            servers[str(name)] = parse_server(str(name), entry, cwd, env, source=source, scope="user")
         except McpConfigError as exc:
             warnings.append(f'MCP config {source}: server "{name}": {exc}; server skipped')
     return servers, warnings

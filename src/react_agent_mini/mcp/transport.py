@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..tools.shell_env import guard_own_process
 from .config import ServerConfig
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class StdioServer:
             log = open_log(self.log_path, self.config)
         except OSError:  # an unwritable log directory must not cost the server: its stderr is dropped instead
             log = None
+        guard_own_process()  # nor a server: it runs as the user, and ram's environment holds the keys
         try:
             self.process = await asyncio.create_subprocess_exec(
                 self.config.command,

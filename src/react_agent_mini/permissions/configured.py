@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -24,6 +25,9 @@ from .settings import (
     load_settings_value,
     settings_stamp,
 )
+
+if TYPE_CHECKING:
+    from ..trust.gate import TrustGate
 
 
 class PermissionOptions(msgspec.Struct, frozen=True):
@@ -47,10 +51,13 @@ def build_policy(
     asker: Asker | None,
     shell: ShellState,
     env: Mapping[str, str] | None = None,
+    *,
+    trust: TrustGate | None,
 ) -> tuple[PermissionPolicy, list[str], PermissionSettings]:
     """The permission policy from settings files and flags, one warning line per problem found, and what keeps
-    the policy up to date with the files (`settings.errors` lists the files that make it fail closed)."""
-    settings = PermissionSettings(cwd, options, os.environ if env is None else env)
+    the policy up to date with the files (`settings.errors` lists the files that make it fail closed). `trust`:
+    which of the project files' allow rules and modes apply (see `settings.load_permissions`)."""
+    settings = PermissionSettings(cwd, options, os.environ if env is None else env, trust)
     loaded, cli_warnings = settings.read()
     allow_write = settings.env.get("ALLOW_WRITE") == "1"
     policy = PermissionPolicy(cwd, settings.mode, loaded.rules, asker, allow_write=allow_write, shell=shell)
@@ -63,8 +70,10 @@ class PermissionSettings:
     each message, so fixing a broken file takes effect without a restart). A file that cannot be understood makes
     the policy fail closed: every call is asked for (headless runs refuse to start instead)."""
 
-    def __init__(self, cwd: Path, options: PermissionOptions, env: Mapping[str, str]) -> None:
-        self.cwd, self.options, self.env = cwd, options, env
+    def __init__(
+        self, cwd: Path, options: PermissionOptions, env: Mapping[str, str], trust: TrustGate | None = None
+    ) -> None:
+        self.cwd, self.options, self.env, self.trust = cwd, options, env, trust
         self.errors: list[SettingsError] = []
         """The files whose rules cannot be known, as of the last read."""
         self.mode: PermissionMode = "default"
@@ -75,7 +84,7 @@ class PermissionSettings:
         """What the files say now, with the flags' rules added; and the flags' warnings."""
         sources = self.options.setting_sources
         self._stamp = settings_stamp(self.cwd, self.env, sources)  # before reading: a change shows next time
-        loaded = load_permissions(self.cwd, self.env, sources)
+        loaded = load_permissions(self.cwd, self.env, sources, trust=self.trust)
         default_mode = loaded.default_mode
         if self.options.settings is not None:
             given = load_settings_value(self.options.settings, loaded.rules, self.cwd)
@@ -110,6 +119,9 @@ class PermissionSettings:
             policy.mode = self.mode
         policy.ask_all = self.ask_all_reason()
         lines = [f"warning: {warning}" for warning in loaded.warnings]
+        left_out = self.trust.left_out_line() if self.trust is not None else None
+        if left_out:
+            lines.append(f"warning: {left_out}")
         if self.errors:
             return lines + [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in self.errors]
         if was_locked:

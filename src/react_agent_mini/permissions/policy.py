@@ -9,12 +9,15 @@
 4. an ask rule → ask;
 5. allow rules (settings, CLI, and "always" answers of this session) → allow;
 6. built-in judgement: reading inside the workspace (`..` and symlinks resolved) and read-only shell commands are
-   allowed; edits are allowed in acceptEdits mode (inside the workspace), and so are Bash commands that name no
-   path outside it when they run in the OS sandbox without network (`sandboxed`: they cannot change anything
-   else); everything else asks. `ALLOW_WRITE=1` turns those asks into allows for calls that stay inside the
-   workspace. In default mode the sandbox changes no decision: what asked before asks still. WebFetch and
-   WebSearch change no file but reach the network: they are asked for (no mode but bypassPermissions, and not
-   `ALLOW_WRITE`, lets them through; plan mode may ask for them).
+   allowed (the paths a call reads or writes are the ones its tool declares, `tools.base.path_arguments`: a
+   library function's `Path` parameters, say, whatever their names; only for a tool that declares none, such as an
+   MCP tool, are they guessed from the argument names `file_path`, `notebook_path` and `path`); edits are allowed
+   in acceptEdits mode (inside the workspace), and so are Bash commands that name no path outside it when they run
+   in the OS sandbox without network (`sandboxed`: they cannot change anything else); everything else asks.
+   `ALLOW_WRITE=1` turns those asks into allows for calls that stay inside the workspace. In default mode the
+   sandbox changes no decision: what asked before asks still. WebFetch and WebSearch change no file but reach the
+   network: they are asked for (no mode but bypassPermissions, and not `ALLOW_WRITE`, lets them through; plan mode
+   may ask for them).
 Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. The
 asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
 a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
@@ -25,7 +28,9 @@ which `session_rules()` lists and `revoke()` removes: never a bare `Bash` that w
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
@@ -36,8 +41,8 @@ import msgspec
 
 from ..abort import Aborted
 from ..tools.approval import NO_INFO, Allow, CanUseTool, Decision, Deny, HookPermission, ToolCallInfo
-from ..tools.base import ShellState, Tool
-from ..tools.paths import display
+from ..tools.base import ShellState, Tool, path_arguments
+from ..tools.paths import display, inside, resolve
 from ..trace import trace
 from .rules import (
     EDIT_TOOLS,
@@ -176,7 +181,7 @@ class PermissionPolicy:
         (a subagent's own; None: the session's); `read_only`: refuse what does not only read, whatever the mode
         (a read-only subagent)."""
         shell = shell or self.shell
-        call = inspect_call(tool.name, args, self.root, shell.cwd if shell else None)
+        call = self._inspect(tool, args, shell)
         found = self.rules.match(call, self.root, read_only=tool.read_only)
         if found is not None and found.verdict == "deny":
             return Deny(
@@ -218,7 +223,7 @@ class PermissionPolicy:
     def rules_to_allow(self, tool: Tool, args: Mapping[str, Any]) -> tuple[str, ...]:
         """The narrow rules an "always" answer would record for this call, checked to allow it by the rules
         (empty when none can: a deny or ask rule covers it, or it cannot be scoped). Headless runs suggest them."""
-        call = inspect_call(tool.name, args, self.root, self.shell.cwd if self.shell else None)
+        call = self._inspect(tool, args, self.shell)
         return self._always_rules(tool, call)
 
     def session_rules(self) -> list[str]:
@@ -228,6 +233,22 @@ class PermissionPolicy:
     def revoke(self, rule: str) -> bool:
         """Forget a session rule; True when it was there."""
         return self.rules.remove("allow", rule, "session")
+
+    def _inspect(self, tool: Tool, args: Mapping[str, Any], shell: ShellState | None) -> CallView:
+        """What the call touches. The paths are those the tool declares (`path_arguments`); `inspect_call` goes
+        by the tool's name for Bash and the search tools (whose paths are folders searched), and by the argument
+        names for a tool that declares nothing (MCP tools, `mcp/adapter.py`, and other undeclared ones)."""
+        call = inspect_call(tool.name, args, self.root, shell.cwd if shell else None)
+        declared = path_arguments(tool, args)
+        if declared is None or call.bash is not None or tool.name in _SEARCH_TOOLS:
+            return call
+        return msgspec.structs.replace(call, targets=tuple(self._target(raw) for raw in declared))
+
+    def _target(self, raw: str) -> PathTarget:
+        """A declared path argument as the rules see a file path (`..` and links resolved, relative to the root)."""
+        path = resolve(self.root, raw)
+        lexical = Path(os.path.normpath(self.root / os.path.expanduser(raw)))
+        return PathTarget(raw, path, lexical, False, inside(self.root, path))
 
     async def _judge(self, tool: Tool, call: CallView, info: ToolCallInfo) -> Decision:
         """Step 6: no rule decided."""
@@ -386,6 +407,11 @@ class PermissionPolicy:
         return f"{start} To allow it, {listed}."
 
 
+_SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
+"""Tools whose path `inspect_call` reads as a folder searched (and a Glob pattern's leading folders): it knows
+them by name, and their declared `path` says the same."""
+
+
 GUARDED_FILES = frozenset(
     {".mcp.json", ".agents/settings.json", ".agents/settings.local.json", ".claude/settings.json",
      ".claude/settings.local.json", ".envrc"}
@@ -410,7 +436,19 @@ def _guarded(root: Path, path: Path) -> bool:
         ".git" in relative.parts
         or shown in GUARDED_FILES
         or any(shown == d or shown.startswith(d + "/") for d in GUARDED_DIRS)
+        or _in_user_config(path)
     )
+
+
+def _in_user_config(path: Path) -> bool:
+    """Is `path` in the user's own config directory (their settings, hooks, MCP servers, trusted folders)? Only
+    reachable inside a workspace when ram runs in the home directory, and never to be changed unasked there."""
+    from ..context import user_config_dir
+
+    config = user_config_dir()
+    with contextlib.suppress(OSError, RuntimeError):
+        config = config.resolve()
+    return path == config or config in path.parents
 
 
 def _blocked_path(call: CallView) -> str:
@@ -451,7 +489,7 @@ def _bash_reason(bash: BashView) -> str:
     if not bash.analysis.parsed:
         return "the command could not be parsed, so it cannot be checked"
     if bash.outside:
-        return "it names paths outside the workspace: " + ", ".join(bash.outside[:3])
+        return bash.outside_reason  # "it names paths outside the workspace: ...", or what else it saw
     if bash.analysis.writes and all(view.read_only for view in bash.commands):
         return "it writes to a file through a redirection"
     changing = [view.command.text for view in bash.commands if not view.read_only]

@@ -22,7 +22,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -37,6 +37,10 @@ from .rules import (
     parse_rule,
     split_rule_list,
 )
+
+if TYPE_CHECKING:
+    from ..trust.gate import TrustGate
+    from ..trust.items import ItemKind
 
 PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agents/settings.json")
 """Settings files inside the workspace, in load order."""
@@ -112,16 +116,23 @@ def settings_files(
 
 
 def load_permissions(
-    workspace: Path, env: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    sources: Iterable[str] | None = None,
+    *,
+    trust: TrustGate | None,
 ) -> LoadedPermissions:
-    """Rules, warnings, default mode and errors from the settings files (of the kinds `sources` names)."""
+    """Rules, warnings, default mode and errors from the settings files (of the kinds `sources` names). A project
+    file's allow rules and `defaultMode: acceptEdits` apply only where `trust` permits them (None: everywhere — for
+    callers that already know the folder is trusted); its deny and ask rules always do."""
     rules = RuleSet()
     warnings: list[str] = []
     errors: list[SettingsError] = []
     mode: PermissionMode | None = None
     user_file = user_settings_path(env)
     for path in settings_files(workspace, env, sources):
-        found = load_settings_file(path, rules, workspace, user_level=path == user_file)
+        user_level = path == user_file
+        found = load_settings_file(path, rules, workspace, user_level=user_level, trust=None if user_level else trust)
         warnings += found.warnings
         if found.error is not None:
             errors.append(found.error)
@@ -167,8 +178,11 @@ def _decode(data: bytes, shown: str) -> tuple[Any, SettingsError | None]:
         return None, SettingsError(shown, f"not valid JSON ({type(exc).__name__})")
 
 
-def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_level: bool = False) -> FileSettings:
-    """Add the rules of one file to `rules`; its `defaultMode`, its warnings and its error (or None)."""
+def load_settings_file(
+    path: Path, rules: RuleSet, workspace: Path, *, user_level: bool = False, trust: TrustGate | None = None
+) -> FileSettings:
+    """Add the rules of one file to `rules`; its `defaultMode`, its warnings and its error (or None). `trust`: the
+    gate a project file's allow rules and widening mode pass (None: they apply)."""
     shown = _shown(path, workspace)
     try:
         data, error = _decode(path.read_bytes(), shown)
@@ -178,7 +192,7 @@ def load_settings_file(path: Path, rules: RuleSet, workspace: Path, *, user_leve
         return FileSettings(None, [], SettingsError(shown, f"cannot be read ({exc.strerror or exc})"))
     if error is not None:
         return FileSettings(None, [], error)
-    return _apply_settings(data, str(path), shown, rules, workspace, user_level)
+    return _apply_settings(data, str(path), shown, rules, workspace, user_level, trust)
 
 
 SETTINGS_FLAG = "--settings"
@@ -212,7 +226,13 @@ def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSett
 
 
 def _apply_settings(
-    data: Any, source: str, shown: str, rules: RuleSet, workspace: Path, user_level: bool
+    data: Any,
+    source: str,
+    shown: str,
+    rules: RuleSet,
+    workspace: Path,
+    user_level: bool,
+    trust: TrustGate | None = None,
 ) -> FileSettings:
     """Add the `permissions` of one decoded settings object to `rules` (`source` names their origin)."""
     if not isinstance(data, dict):
@@ -248,14 +268,31 @@ def _apply_settings(
                 else:
                     problems.append(f"the {kind} rule {text!r} cannot be understood ({exc})")
     for kind, rule in parsed:
-        if kind != "allow" or not problems:  # a broken file's deny and ask rules still apply, never its allows
-            rules.add_rule(kind, rule)
+        if kind == "allow" and (problems or not _trusted(trust, "allow", shown, rule.text)):
+            continue  # a broken file's deny and ask rules still apply, never its allows; nor an untrusted one's
+        rules.add_rule(kind, rule)
     if problems:
         return FileSettings(None, [], SettingsError(shown, "; ".join(problems)))
     mode = _file_mode(block.get("defaultMode"), user_level, ignored)
+    if mode in WIDENING_MODES and not _trusted(trust, "mode", shown, mode):
+        mode = None
     if ignored:
         rule_warnings.insert(0, f"{source}: {'; '.join(ignored)} (ignored)")
     return FileSettings(mode, rule_warnings, None)
+
+
+WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+"""Modes that let more through than `default`: a project file's needs the folder's trust (`plan` only narrows)."""
+
+
+def _trusted(trust: TrustGate | None, kind: ItemKind, shown: str, text: str) -> bool:
+    """May this project file's allow rule or mode (`text`) apply?"""
+    if trust is None:
+        return True
+    from ..trust.items import make_item
+
+    label = f"defaultMode: {text}" if kind == "mode" else text
+    return trust.permits(make_item(kind, shown, label, text))
 
 
 def _file_mode(value: object, user_level: bool, problems: list[str]) -> PermissionMode | None:

@@ -1,14 +1,22 @@
 """The filesystem one sandboxed command sees, as bwrap mount arguments (after `bwrap.base_mounts`).
 
 - workspace-write: the workspace and each `--add-dir` are bound writable. Inside each of them, what can make a
-  later program run stays read-only: `.git/config`, `.git/config.worktree`, `.git/hooks` and the directory
-  `core.hooksPath` names (an empty read-only one is put there when there is none); the files the permission
-  checker guards even in acceptEdits (`.mcp.json`, `.envrc`, `.agents/settings*.json`, `.claude/settings*.json`);
-  ram's own user settings directory if it falls inside. `.git` itself is bound onto itself, so it cannot be
-  renamed or replaced by another directory; a `.git` file (worktree, submodule) is read-only. The rest of `.git`
-  stays writable: `git add`, `git commit` and `git checkout` work; `git config` and `git remote add` do not. The
-  submodules and worktrees kept in `.git` (`modules/*`, `worktrees/*`) get the same: their `config`,
-  `config.worktree` and `hooks` are read-only.
+  later program run stays read-only: in `.git`, `config`, `config.worktree`, `hooks` and the files through which
+  git reads another repository's config, attributes or objects — `commondir`, `gitdir`, `info/attributes`,
+  `objects/info/alternates` (`GIT_PROTECTED`) —, and the directory `core.hooksPath` names (an empty read-only one
+  is put there when there is none); the files the permission checker guards even in acceptEdits (`.mcp.json`,
+  `.envrc`, `.agents/settings*.json`, `.claude/settings*.json`, `.claude/hooks`, `.agents/hooks`); ram's own user
+  settings directory if it falls inside. `.git` itself is bound onto itself, so it cannot be renamed or replaced
+  by another directory; a `.git` file (a `gitdir:` one: the workspace's own, each submodule checkout's that
+  `.gitmodules` names, each linked worktree's that `.git/worktrees/*/gitdir` names) is read-only. The rest of
+  `.git` stays writable: `git add`, `git commit` and `git checkout` work; `git config` and `git remote add` do not.
+  The submodules and worktrees kept in `.git` (`modules/*`, `worktrees/*`) get the same: their `config`,
+  `config.worktree`, `hooks`, `commondir`, `gitdir`, `info/attributes` and `objects/info/alternates` are
+  read-only. Such a file that is not there yet (`guarded_missing`) and that a command creates is moved aside
+  after it (`runtime`). Every folder between a writable root and a path kept read-only inside it is bound onto
+  itself too (`_pinned`): a mount point cannot be renamed or removed, so `mv .claude x && mkdir -p .claude/hooks`
+  cannot swap a read-only path's folder for a writable one (a rename across those folders fails with EXDEV, as
+  between file systems; `mv` copies instead).
 - read-only: the workspace is visible, nothing is writable but the private temp dir.
 - both: the session's private temp dir is `/tmp` (TMPDIR=/tmp); the host's `/tmp` is not visible (unless the
   workspace contains it: then the private dir is bound at its own path and TMPDIR names it). Paths covered by a
@@ -31,8 +39,11 @@ from typing import Literal, NamedTuple
 from .masks import Hidden
 from .settings import SandboxMode
 
-GIT_PROTECTED = ("config", "config.worktree")
-"""Files in `.git` read-only inside the sandbox (with `hooks`): they name programs git runs."""
+GIT_PROTECTED = ("config", "config.worktree", "commondir", "gitdir", "info/attributes", "objects/info/alternates")
+"""Files in `.git` (and in each of `.git/modules/*` and `.git/worktrees/*`) read-only inside the sandbox, with
+`hooks`: they name programs git runs, or the other files git reads its config, attributes and objects from."""
+INNER_LIMIT = 200
+"""Submodules and worktrees looked at in one `.git` (nested ones included)."""
 Kind = Literal["bind", "ro", "hide-dir", "hide-file", "empty-dir"]
 _RANK = {"bind": 0, "ro": 1, "empty-dir": 1, "hide-dir": 2, "hide-file": 2}
 
@@ -111,6 +122,7 @@ def plan(
                 mounts.append(_Mount(path, "ro", path))
         if frozen.truncated:
             notes.append("the sandbox stopped looking for files covered by Edit deny rules after 100,000 names")
+    mounts += _pinned(mounts, roots)
     keep_visible = [*roots, props.private_tmp, workspace.resolve()]
     for path, kind in [*((d, "hide-dir") for d in hidden.directories), *((f, "hide-file") for f in hidden.files)]:
         if any(_within(root, path) for root in keep_visible):
@@ -133,22 +145,22 @@ def _protected(root: Path, guarded: Sequence[str], props: Props) -> list[_Mount]
     git = root / ".git"
     if git.is_dir() and not git.is_symlink():
         out.append(_Mount(git, "bind", git))  # a mount point cannot be renamed or removed
-        for name in GIT_PROTECTED:
-            if (git / name).is_file():
-                out.append(_Mount(git / name, "ro", git / name))
+        out += _repository_files(git)
         hooks = git / "hooks"
-        if hooks.is_dir() and not hooks.is_symlink():
-            out.append(_Mount(hooks, "ro", hooks))
-        elif not os.path.lexists(hooks):
+        if not os.path.lexists(hooks):
             out.append(_Mount(hooks, "empty-dir", props.empty_dir))
         hooks_path = _hooks_path(git / "config", root)
         if hooks_path is not None and hooks_path.is_dir():
             out.append(_Mount(hooks_path, "ro", hooks_path))
         elif hooks_path is not None and not os.path.lexists(hooks_path):
             out.append(_Mount(hooks_path, "empty-dir", props.empty_dir))  # or a command could make it, hooks and all
-        out += _inner_repositories(git)
-    elif git.is_file():
+        for inner in _inner_repositories(git):
+            out += _repository_files(inner)
+    elif git.is_file() and not git.is_symlink():
         out.append(_Mount(git, "ro", git))
+    for dotgit in _linked_dotgits(root):
+        if dotgit.is_file() and not dotgit.is_symlink():
+            out.append(_Mount(dotgit, "ro", dotgit))
     for name in guarded:
         path = root / name
         if path.is_file() and not path.is_symlink():
@@ -162,30 +174,94 @@ def _protected(root: Path, guarded: Sequence[str], props: Props) -> list[_Mount]
     return out
 
 
-def _inner_repositories(git: Path, limit: int = 200) -> list[_Mount]:
-    """The configuration and hooks of the repositories kept inside `.git`: submodules (`modules/NAME`, nested
-    `modules/NAME/modules/...`) and worktrees (`worktrees/NAME/config.worktree`). git runs what they name when
-    it works in a submodule (`git status` recurses into them) or a worktree, so they are read-only like `.git`'s."""
+def _repository_files(gitdir: Path) -> list[_Mount]:
+    """The protected files of one git directory (`.git`, or a submodule's or worktree's inside it) that exist."""
     out: list[_Mount] = []
+    for name in GIT_PROTECTED:
+        path = gitdir / name
+        if path.is_file() and not path.is_symlink() and _real_parents(gitdir, path):
+            out.append(_Mount(path, "ro", path))
+    hooks = gitdir / "hooks"
+    if hooks.is_dir() and not hooks.is_symlink():
+        out.append(_Mount(hooks, "ro", hooks))
+    return out
+
+
+def _real_parents(top: Path, path: Path) -> bool:
+    """True when no folder between `top` and `path` is a link (a mount through one would land elsewhere)."""
+    return not any(folder.is_symlink() for folder in path.parents if folder != top and _within(folder, top))
+
+
+def _inner_repositories(git: Path, limit: int = INNER_LIMIT) -> list[Path]:
+    """The repositories kept inside `.git`: submodules (`modules/NAME`, nested `modules/NAME/modules/...`) and
+    worktrees (`worktrees/NAME`). git runs what their config names when it works in a submodule (`git status`
+    recurses into them) or a worktree, so their files are read-only like `.git`'s."""
+    out: list[Path] = []
     todo = [git / "modules", git / "worktrees"]
-    seen = 0
-    while todo and seen < limit:
+    while todo and len(out) < limit:
         directory = todo.pop()
         try:
             entries = [e for e in os.scandir(directory) if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
         for entry in entries:
-            seen += 1
             inner = Path(entry.path)
-            for name in (*GIT_PROTECTED, "hooks"):
-                path = inner / name
-                if (path.is_dir() if name == "hooks" else path.is_file()) and not path.is_symlink():
-                    out.append(_Mount(path, "ro", path))
             if (inner / "config").is_file() or (inner / "HEAD").is_file():
+                out.append(inner)
                 todo.append(inner / "modules")  # a repository: its own submodules
             elif directory.name != "worktrees":
                 todo.append(inner)  # a submodule named with a slash: `modules/libs/x`
+    return out[:limit]
+
+
+_MODULE_PATH = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _linked_dotgits(root: Path, limit: int = INNER_LIMIT) -> list[Path]:
+    """The `gitdir:` files inside `root` other than its own `.git`: each submodule checkout's (the paths
+    `.gitmodules` names) and each linked worktree's that lies inside (`.git/worktrees/*/gitdir` names it). Such a
+    file tells git where a repository's config is; the ones that are there are kept read-only, and one that a
+    command creates is moved aside."""
+    found: list[Path] = []
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")[: 1 << 20]
+    except OSError:
+        text = ""
+    for named in _MODULE_PATH.findall(text)[:limit]:
+        path = Path(os.path.normpath(root / named.strip('"'))) / ".git"
+        if _within(path.parent, root) and path.parent != root and path.parent.is_dir():
+            found.append(path)
+    git = root / ".git"
+    if git.is_dir() and not git.is_symlink():
+        for inner in _inner_repositories(git):
+            try:
+                named = (inner / "gitdir").read_text(encoding="utf-8", errors="replace")[:4096].strip()
+            except OSError:
+                continue
+            path = Path(os.path.normpath(inner / named))
+            if named and path.name == ".git" and _within(path.parent, root) and path.parent != root:
+                found.append(path)
+    return found
+
+
+def _pinned(mounts: Sequence[_Mount], roots: Sequence[Path]) -> list[_Mount]:
+    """Each folder between a writable root and a path kept read-only inside it, bound onto itself: a folder that
+    is a mount point cannot be renamed or removed, so the read-only path cannot be carried off with its folder and
+    a writable one made in its place."""
+    out: list[_Mount] = []
+    seen: set[Path] = set()
+    for mount in mounts:
+        if mount.kind not in ("ro", "empty-dir"):
+            continue
+        root = next((r for r in roots if _within(mount.dest, r) and mount.dest != r), None)
+        if root is None:
+            continue
+        for folder in mount.dest.parents:
+            if folder == root or folder in seen or not _within(folder, root):
+                break
+            seen.add(folder)
+            if folder.is_dir() and not folder.is_symlink():
+                out.append(_Mount(folder, "bind", folder))
     return out
 
 
@@ -224,10 +300,21 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def guarded_missing(roots: Sequence[Path], guarded: Iterable[str]) -> list[Path]:
-    """The guarded files that do not exist under the writable `roots` (a command must not create them), and a
-    repository's `.git/config.worktree` (git reads it once `extensions.worktreeConfig` is set)."""
+    """The guarded files that do not exist under the writable `roots` (a command must not create them): those
+    `guarded` names, and in a repository the `GIT_PROTECTED` files of `.git` and of each submodule and worktree kept
+    in it (`config.worktree`, which git reads once `extensions.worktreeConfig` is set; a `commondir`, `gitdir`,
+    `info/attributes` or `objects/info/alternates` that would send git to another repository's config,
+    attributes or objects; a submodule's or worktree's `hooks`) and the `.git` file of each submodule checkout and
+    linked worktree inside."""
+    guarded = tuple(guarded)
     missing: list[Path] = []
     for root in roots:
-        names = [*guarded, ".git/config.worktree"] if (root / ".git").is_dir() else list(guarded)
-        missing += [root / name for name in names if not os.path.lexists(root / name)]
+        paths = [root / name for name in guarded]
+        git = root / ".git"
+        if git.is_dir() and not git.is_symlink():
+            paths += [git / name for name in GIT_PROTECTED]
+            for inner in _inner_repositories(git):  # (`.git/hooks` itself gets an empty read-only stand-in)
+                paths += [inner / name for name in (*GIT_PROTECTED, "hooks")]
+        paths += _linked_dotgits(root)
+        missing += [path for path in paths if not os.path.lexists(path)]
     return missing

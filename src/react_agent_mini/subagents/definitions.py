@@ -5,7 +5,10 @@ model reads it), `tools` (a comma list of tool names; absent: every tool of the 
 alias or a model id) — and its body is the agent's system prompt. Looked for, nearest first (the first agent with
 a name wins, shadowing a built-in of that name too): `.agents/agents/*.md` then `.claude/agents/*.md` in the working
 directory and each directory above it up to the repository root, then `agents/*.md` in the user's config directory.
-They are read the first time the Agent tool is described to the model, not at startup.
+They are read the first time the Agent tool is described to the model, not at startup, and only when they resolve
+inside the project they were found in — the repository, or without one the directory above its `.claude/agents` —,
+a user's inside the user's config directory (`context/confined.py`); one that is a link leading elsewhere is
+skipped with one warning naming it.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from ..context.confined import project_root, read_inside, resolve_inside
 from ..context.frontmatter import read_fields
-from ..context.project import read_text_capped, search_levels
+from ..context.project import search_levels
 from ..context.skills import split_frontmatter
 
 PROJECT_DIRS = (".agents/agents", ".claude/agents")
@@ -88,23 +92,24 @@ def discover_agents(cwd: Path, user_dir: Path) -> tuple[list[AgentDefinition], l
     found: dict[str, AgentDefinition] = {}
     warnings: list[str] = []
     for root, scope in roots:
+        home = user_dir if scope == "user" else project_root(root.parent.parent)
         try:
-            files = sorted(root.glob("*.md")) if root.is_dir() else []
-        except OSError as exc:
+            files = sorted(root.glob("*.md")) if root.is_dir() and resolve_inside(root, (home,)) else []
+        except OSError as exc:  # LeadsOutside too: the folder itself is a link out of the project
             warnings.append(f"{root}: cannot list it ({exc.strerror or exc}); its agents were skipped")
             continue
         for path in files:
             if path.name.startswith(".") or not path.is_file():
                 continue
-            agent = _load(path, scope, warnings)
+            agent = _load(path, scope, home, warnings)
             if agent is not None and agent.name not in found:
                 found[agent.name] = agent
     return list(found.values()), warnings
 
 
-def _load(path: Path, scope: Scope, warnings: list[str]) -> AgentDefinition | None:
+def _load(path: Path, scope: Scope, home: Path, warnings: list[str]) -> AgentDefinition | None:
     try:
-        text = read_text_capped(path, READ_CAP)
+        text = read_inside(path, (home,), READ_CAP)
     except OSError as exc:
         warnings.append(f"{path}: cannot read it ({exc.strerror or exc}); agent skipped")
         return None

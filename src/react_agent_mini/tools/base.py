@@ -2,7 +2,10 @@
 
 A tool has a model-facing name and description, a JSON Schema for its input, two flags the loop uses to
 schedule it (read-only tools skip write permission; concurrency-safe ones run in parallel), a validator, and
-an async `call`. Tools return `ToolOutput` values, errors included, instead of raising: the model reads them.
+an async `call`. A tool may also say which of its input fields are paths (`path_fields`, read by `path_arguments`):
+the permission policy then judges exactly those (a read outside the workspace is asked for) instead of guessing
+paths from the fields' names, which it does only for a tool that says nothing (MCP tools). Tools return
+`ToolOutput` values, errors included, instead of raising: the model reads them.
 Most tools are `ModelTool`s: a `msgspec.Struct` describes the input and yields both the JSON Schema and the
 validation (msgspec: C-implemented, ≈20 ms to import where pydantic costs ≈130 ms on the startup path).
 """
@@ -16,9 +19,9 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
+from ..credentials import PROVIDER_CREDENTIALS
 from ..messages import ContentBlock, ImageData
 from .file_state import FileReads
-from .shell_env import PROVIDER_CREDENTIALS
 from .spec import ToolSpec
 
 
@@ -126,6 +129,23 @@ class Tool(Protocol):
         """A short label for status lines, e.g. `notes.txt` for a Read."""
         ...
 
+    # Optional, so not part of the protocol's required members: `path_fields: tuple[str, ...]`, the names of the
+    # input fields that hold a path or a list of paths (see `path_arguments`).
+
+
+def path_arguments(tool: Tool, raw: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The paths a call of `tool` names, as the model wrote them, from the fields the tool declares in its
+    `path_fields` (a field holds a path, or a list of them); None when the tool declares none (not even `()`)."""
+    fields = getattr(tool, "path_fields", None)
+    if fields is None:
+        return None
+    found: list[str] = []
+    for field in fields:
+        value = raw.get(field)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        found += [v for v in values if isinstance(v, str) and v]
+    return tuple(found)
+
 
 ArgsT = TypeVar("ArgsT", bound=msgspec.Struct)
 
@@ -143,6 +163,8 @@ class ModelTool(Generic[ArgsT]):
     concurrency_safe: ClassVar[bool] = False
     status_field: ClassVar[str] = ""
     """The input field shown on status lines."""
+    path_fields: ClassVar[tuple[str, ...] | None] = None
+    """The input fields that hold paths (`path_arguments`); None: not declared, so the policy goes by names."""
     text_fields: ClassVar[frozenset[str]] = frozenset()
     """Fields holding free text that may contain any character; every other string field (paths, commands,
     patterns) is refused when it holds a NUL, which no path or argv can carry."""

@@ -34,7 +34,7 @@ import msgspec
 from .base import ModelTool, ToolContext, ToolOutput
 from .leftovers import MARK, POLL_SECONDS, Command, Proc, Scan, Targets, stopped_line
 from .paths import inside
-from .shell_env import command_environment
+from .shell_env import command_environment, guard_own_process
 
 if TYPE_CHECKING:
     from ..sandbox.handle import Sandbox
@@ -259,6 +259,7 @@ async def _run(
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", PWD=str(start))
     env[MARK] = command.id  # inherited by everything it starts, wherever that goes (see `leftovers`)
 
+    guard_own_process()  # before the first command: ram's /proc/<pid>/environ holds the keys it withholds
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     launch = None

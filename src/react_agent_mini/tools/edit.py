@@ -71,6 +71,7 @@ class EditTool(ModelTool[EditArgs]):
     read_only = False
     concurrency_safe = False
     status_field = "file_path"
+    path_fields = ("file_path",)
     text_fields = frozenset({"old_string", "new_string"})
 
     async def call(self, args: EditArgs, ctx: ToolContext) -> ToolOutput:

@@ -161,6 +161,7 @@ class GlobTool(ModelTool[GlobArgs]):
     read_only = True
     concurrency_safe = True
     status_field = "pattern"
+    path_fields = ("path",)
 
     def __init__(self, *, rg_path: str | None = None) -> None:
         """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""

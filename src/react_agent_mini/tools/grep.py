@@ -139,6 +139,7 @@ class GrepTool(ModelTool[GrepArgs]):
     read_only = True
     concurrency_safe = True
     status_field = "pattern"
+    path_fields = ("path",)
 
     def __init__(self, *, rg_path: str | None = None) -> None:
         """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""

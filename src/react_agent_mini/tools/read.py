@@ -62,6 +62,7 @@ class ReadTool(ModelTool[ReadArgs]):
     read_only = True
     concurrency_safe = True
     status_field = "file_path"
+    path_fields = ("file_path",)
 
     async def call(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = paths.resolve(ctx.cwd, args.file_path)

@@ -40,6 +40,7 @@ class WriteTool(ModelTool[WriteArgs]):
     read_only = False
     concurrency_safe = False
     status_field = "file_path"
+    path_fields = ("file_path",)
     text_fields = frozenset({"content"})
 
     async def call(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:

@@ -86,16 +86,23 @@ class Repl:
         self._file_index = FileIndex(self.cwd)
         self._early_commands: CommandCatalog | None = None
         """Custom commands found before the session is built (so /help and Tab have them at once)."""
+        self._trust_settled: asyncio.Future[None] | None = None
+        """Done once the folder's trust is settled (asked about when needed); the build waits for it."""
 
     # ---- startup and shutdown ----
 
     async def main(self) -> int:
         loop = asyncio.get_running_loop()
+        self._trust_settled = loop.create_future()
         if self.early is None:
             self._banner()
         else:
             self.terminal.saved = self.early.saved_tty
         self.input = make_input(self._complete, self._start_build, self._hand_over)
+        try:
+            await self._settle_trust()
+        finally:
+            self._trust_settled.set_result(None)
         if not isinstance(self.input, LineInput):
             # Between prompts the terminal stays without echo and line editing, so whatever is typed while a turn
             # runs (Ctrl+D included) reaches the next prompt as typed; prompt_toolkit sets raw mode over this.
@@ -143,7 +150,51 @@ class Repl:
         self.printer.console  # noqa: B018 (made here too)
         return host
 
+    async def _settle_trust(self) -> None:
+        """Before the session is built: when the folder's own configuration has parts nobody approved (hooks, MCP
+        servers, allow rules), show them and ask once whether to trust the folder; the answer is kept (`trust/`)."""
+        import msgspec
+
+        from ..trust.gate import TrustGate, trust_gate
+
+        if isinstance(self.options.trust, TrustGate):
+            return
+        gate = trust_gate(self.cwd, explicit=self.options.trust)
+        self.options = msgspec.structs.replace(self.options, trust=gate)
+        if gate.everything:
+            return
+        from ..trust.inventory import describe, project_items
+
+        items = await asyncio.to_thread(project_items, self.cwd, os.environ, self.options.permissions.setting_sources)
+        pending = [item for item in items if not gate.permits(item)]
+        if not pending or self.input is None:
+            return
+        if gate.recorded:
+            heading = "This folder's own configuration changed since you trusted it. Its new parts would:"
+        else:
+            heading = "This folder has its own configuration. Trusting it lets it:"
+        footer = (
+            "Its deny rules, CLAUDE.md, memory and skills apply either way; untrusted, these parts are left out. "
+            "Only trust a folder whose files you know (a cloned repository can run anything here)."
+        )
+        self.input.print_above("\n".join([heading, *describe(pending), footer]))
+        answer = (await self.ask("Trust this folder? [y/N] ")).strip().lower()
+        if answer not in ("y", "yes"):
+            self.say("not trusted: those parts are left out this session (you will be asked again next time)", "dim")
+            return
+        from ..trust.store import record_trust
+
+        keys = frozenset(item.key for item in items)
+        try:
+            record_trust(self.cwd, keys)
+        except OSError as exc:
+            self.say(f"warning: trusted for this session only: the trust store cannot be written ({exc})", "yellow")
+        gate.approve(keys)
+        self.say("trusted: its hooks, MCP servers and rules apply (ram trust --revoke undoes it)", "dim")
+
     async def _build(self) -> Assembled:
+        if self._trust_settled is not None:
+            await asyncio.shield(self._trust_settled)
         try:
             host = await asyncio.to_thread(self._build_sync)
         except Exception as exc:

@@ -92,7 +92,7 @@ async def rewind_command(repl: RewindHost, args: str) -> None:
             answer = await repl.ask(f"{shown}: {step.conflict}. Overwrite it with its content from then? [y/N] ")
             return answer.strip().lower() in ("y", "yes")
 
-        outcome = await rewind_code(store, await plan_for(store, history, turn), confirm)
+        outcome = await rewind_code(store, await plan_for(store, history, turn), confirm, workspace=cwd)
         repl.say("\n".join([f"code back {back_to(turn)}:", *code_lines(outcome, cwd)]))
     if keep is not None:
         dropped = len(history) - keep

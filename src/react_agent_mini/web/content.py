@@ -1,7 +1,9 @@
 """A fetched body as text for the model: HTML as Markdown, text and JSON as they are, anything else refused.
 
 The kind comes from the Content-Type header, or, without one, from a look at the first bytes. Decoding follows
-`decode.py`. What comes out is a `Page`, the unit the cache keeps.
+`decode.py`. What comes out is a `Page`, the unit the cache keeps. Its `content_type` and `title` are the
+server's words: `media_label` is the form of the type that may be shown outside the untrusted-content boundary (a
+type from a fixed list, else only its family), and the title goes inside it (`tools.web_fetch`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ _TEXT_TYPES = (
     "application/x-javascript", "application/x-yaml", "application/yaml", "application/toml",
     "application/x-sh", "application/sql", "image/svg+xml",
 )  # fmt: skip
+_LISTED_TYPES = frozenset({
+    *_HTML_TYPES, *_TEXT_TYPES, "text/plain", "text/markdown", "text/x-markdown", "text/css", "text/csv",
+    "text/xml", "text/javascript", "text/x-python", "text/x-rst", "text/yaml", "application/octet-stream",
+    "binary/octet-stream", "application/pdf", "application/zip", "application/gzip", "application/x-tar",
+    "application/wasm", "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/x-icon",
+    "image/vnd.microsoft.icon", "audio/mpeg", "audio/ogg", "video/mp4", "video/webm", "font/woff", "font/woff2",
+})  # fmt: skip
+_FAMILIES = frozenset({"text", "application", "image", "audio", "video", "font", "model", "multipart", "message"})
 
 
 class Page(msgspec.Struct, frozen=True):
@@ -25,12 +35,13 @@ class Page(msgspec.Struct, frozen=True):
     url: str
     """Where it was fetched from (after same-site redirects)."""
     status: int
-    reason: str
     content_type: str
+    """The media type the server named (lower case, no parameters): its words, shown only as `media_label`."""
     kind: str
     """`markdown` (converted from HTML), `text` or `json`."""
     text: str
     title: str
+    """The HTML `<title>`: the page's words, shown only inside the boundary."""
     bytes: int
     """Bytes read."""
     truncated: bool
@@ -46,7 +57,7 @@ def page_of(response: Response) -> Page:
     media = response.content_type.split(";", 1)[0].strip().lower()
     kind = _kind(media, response.body)
     if kind is None:
-        raise NotText(media or "binary data")
+        raise NotText(media_label(media) if media else "binary data")
     text, _codec = decode(response.body, response.content_type, html=kind == "markdown")
     title = ""
     if kind == "markdown":
@@ -56,7 +67,6 @@ def page_of(response: Response) -> Page:
     return Page(
         response.url,
         response.status,
-        response.reason,
         media,
         kind,
         text,
@@ -64,6 +74,16 @@ def page_of(response: Response) -> Page:
         len(response.body),
         response.truncated,
     )
+
+
+def media_label(media: str) -> str:
+    """`media` as a plain token: itself when it is a type from a fixed list, else only its family (`text/(other)`,
+    `application/(other)+json`), never the rest of what the server wrote."""
+    if media in _LISTED_TYPES:
+        return media
+    family = media.split("/", 1)[0]
+    suffix = next((s for s in ("+json", "+xml") if media.endswith(s)), "")
+    return f"{family}/(other){suffix}" if family in _FAMILIES else "an unknown type"
 
 
 def _kind(media: str, body: bytes) -> str | None:

@@ -167,7 +167,9 @@ async def _request(backend: _Timed, hint: str, method: str, url: str, **kwargs: 
     except (httpx.InvalidURL, UnicodeError, ValueError) as exc:  # SEARXNG_URL is not a URL httpx can use
         raise SearchFailed(f"could not reach {backend.name}: not a valid URL ({type(exc).__name__}: {exc})") from None
     if response.status_code >= 400:
-        where = f"{backend.name} answered {response.status_code} {response.reason_phrase}".rstrip()
+        from .untrusted import status_text  # the standard phrase: the server's own is its words, not ours
+
+        where = f"{backend.name} answered {status_text(response.status_code)}"
         raise SearchFailed(f"{where} ({hint})" if response.status_code < 500 else where)
     try:
         return response.json()

@@ -1,16 +1,19 @@
 """Which URLs WebFetch fetches, and which redirects it follows.
 
-A URL is http or https with a host and no credentials in it; http is upgraded to https except for loopback
-addresses (a local docs server has no certificate), and the fragment is dropped. A redirect is followed only when
-it stays on the same site — same scheme, port and host, a leading `www.` aside, as Claude Code does — so a rule
-that allowed `docs.example.com` cannot be walked to another host by a redirect: that one goes back to the model as
-a note, and fetching it is a new call, asked for (or allowed) on its own.
+A URL is http or https with a host and no credentials in it; its host is put in its one spelling
+(`hosts.normalize_host`: `127.1` and `LOCALHOST.` are `127.0.0.1` and `localhost`), and that is the URL fetched
+and the host the permission rules see. http is upgraded to https except for this machine (`localhost`, loopback
+addresses, `0.0.0.0`: a local docs server has no certificate), and the fragment is dropped. A redirect is followed
+only when it stays on the same site — same scheme, port and host (compared normalized), a leading `www.` aside, as
+Claude Code does — so a rule that allowed `docs.example.com` cannot be walked to another host by a redirect: that
+one goes back to the model as a note, and fetching it is a new call, asked for (or allowed) on its own.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from urllib.parse import urlsplit, urlunsplit
+
+from .hosts import BadHost, is_local, normalize_host
 
 MAX_URL_LENGTH = 2000
 """Longer URLs are refused (Claude Code's limit)."""
@@ -21,27 +24,35 @@ class BadUrl(ValueError):
 
 
 def host_of(url: str) -> str:
-    """The URL's host, lower-cased and without a trailing dot (`""` when it has none)."""
+    """The URL's host in its one spelling (`""` when it has none, or none WebFetch could fetch)."""
     try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
+        return normalize_host(urlsplit(url).hostname or "")
+    except ValueError:  # BadHost is one
         return ""
-    return host.rstrip(".").lower()
+
+
+def fetched_host(url: object) -> str | None:
+    """The host WebFetch connects to for `url` as the model wrote it (after `normalize`), or None when it would
+    refuse the URL. The permission rules judge this host, so they judge what is fetched."""
+    if not isinstance(url, str):
+        return None
+    try:
+        return host_of(normalize(url)) or None
+    except BadUrl:
+        return None
 
 
 def is_loopback(host: str) -> bool:
-    """`localhost`, `*.localhost`, 127.0.0.0/8 and ::1."""
-    host = host.strip("[]").rstrip(".").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+    """`localhost`, `*.localhost`, 127.0.0.0/8, ::1 and `0.0.0.0`, in any spelling."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
+        return is_local(normalize_host(host))
+    except BadHost:
         return False
 
 
 def normalize(url: str) -> str:
-    """`url` as it will be fetched: checked, http upgraded to https (not for loopback), fragment dropped."""
+    """`url` as it will be fetched: checked, its host normalized, http upgraded to https (not for this machine),
+    the fragment dropped."""
     url = url.strip()
     if len(url) > MAX_URL_LENGTH:
         raise BadUrl(f"the URL is {len(url):,} characters long; at most {MAX_URL_LENGTH:,} are fetched")
@@ -53,12 +64,15 @@ def normalize(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise BadUrl("only http:// and https:// URLs can be fetched" + (f" (not {scheme}:)" if scheme else ""))
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
+    if not (parts.hostname or "").rstrip("."):
         raise BadUrl("the URL has no host")
     if parts.username is not None or parts.password is not None:
         raise BadUrl("the URL carries a user name or password; WebFetch does not send credentials")
-    if scheme == "http" and not is_loopback(host):
+    try:
+        host = normalize_host(parts.hostname or "")
+    except BadHost as exc:
+        raise BadUrl(f"not a host WebFetch can fetch: {exc}") from None
+    if scheme == "http" and not is_local(host):
         scheme = "https"
         if port == 80:
             port = None
@@ -69,7 +83,7 @@ def normalize(url: str) -> str:
 
 def _site(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
-    host = host_of(url).removeprefix("www.")
+    host = normalize_host(parts.hostname or "").removeprefix("www.")
     default = {"http": 80, "https": 443}.get(parts.scheme.lower())
     port = parts.port if parts.port != default else None
     return parts.scheme.lower(), host, port
@@ -82,5 +96,5 @@ def same_site(original: str, target: str) -> bool:
         if parts.username is not None or parts.password is not None:
             return False
         return _site(original) == _site(target)
-    except ValueError:
+    except ValueError:  # BadHost is one
         return False

@@ -15,8 +15,11 @@ not a path such as `./ls` or `/bin/ls`), and there must be no leading `NAME=valu
 `LD_PRELOAD=...`). A word only known when the command runs (`$x`, `"$(...)"`, a glob such as `*` that could match
 a file named `-i`) where an option could be is refused, unless every option the program has is read-only.
 `time`, `coproc` and other words tree-sitter does not know as keywords are read as command names, which are not
-read-only; `let` is refused (a deliberate difference from "arithmetic is harmless": arithmetic evaluation expands
-array subscripts recursively, so `let` over a variable holding a file name such as `a[$(rm x)]` runs commands).
+read-only; `let`, `declare`, `read` and the other builtins that assign variables are not read-only either (a
+deliberate difference from "arithmetic is harmless": arithmetic evaluation expands array subscripts recursively, so
+`let` over a variable holding a file name such as `a[$(rm x)]` runs commands). Which of their words bash evaluates
+as code is in the table (`programs/builtins.py`, `evaluated.py`); for `[[ ]]`, whose `-v` and `-eq` operands are
+such words, the walker says (`Entry.evaluated`), and the command gets a `Usage` saying so.
 
 Redirections `>`, `>>`, `>|`, `&>`, `&>>`, `n>` and `>&file` write unless the target is literally `/dev/null`,
 `/dev/stdout` or `/dev/stderr`; fd duplications (`2>&1`, `>&2`) and closes are fine, as are `<`, `<&`, here-documents
@@ -86,6 +89,10 @@ def _judged(entry: Entry) -> tuple[str | None, Usage | None]:
         return entry.refusal, None
     if entry.conditional:
         problem, usage = entry.problem, None
+        if entry.evaluated:
+            # what the table would say of a program whose words bash runs: code only known when it runs
+            effects = frozenset({"hidden"})
+            usage = Usage(name="[[", problem=problem, effects=effects, evaluated=tuple(entry.evaluated))
     else:
         problem, usage = _judge(entry.words, entry.assignments)
     return problem or (entry.redirect_problems[0] if entry.redirect_problems else None), usage

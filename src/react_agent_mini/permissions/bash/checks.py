@@ -1,11 +1,14 @@
 """What a table cannot say about a program, as checks the table names (`Spec.check`): sed scripts, the
-argument-count rules of `test`, listing-or-creating for `git branch` and `git tag`, jq modules. A check sees the
-parsed command and may find a problem (not read-only) or add effects."""
+argument-count rules of `test` (and the subscript `test -v NAME` evaluates), listing-or-creating for `git branch`
+and `git tag`, jq modules, the `+`-led options of `declare`. A check sees the parsed command and may find a problem
+(not read-only) or add effects."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
+from .evaluated import variable_runs
 from .parse_state import Parse
 from .sed import sed_script_problem
 from .words import Word
@@ -37,6 +40,9 @@ def _test(state: Parse) -> None:
     problem = test_problem(state.operands)
     if problem:
         state.fail(problem)
+    for word in test_evaluated(state.operands):
+        state.evaluated.append(word)  # `test -v 'a[$(...)]'` runs what is in the subscript
+        state.effects.add("hidden")
 
 
 def _listing(state: Parse) -> None:
@@ -53,7 +59,37 @@ def _jq(state: Parse) -> None:
         state.effects.add("names")
 
 
-CHECKS: dict[str, Callable[[Parse], None]] = {"sed": _sed, "test": _test, "listing": _listing, "jq": _jq}
+def _declare(state: Parse) -> None:
+    """`declare +x -n ref=...`: bash reads options led by `+` too, and options after them, which the table's posix
+    style takes for operands. A `-n` or `-i` among them makes later words code, as the table's own `-n` and `-i`
+    do (`declare`, `typeset`, `local` only: `export -n` removes the export flag)."""
+    attributes = "ni" if state.program.name in ("declare", "typeset", "local") else ""
+    for word in state.operands:
+        value = word.value
+        if not word.static or len(value) < 2 or value[0] not in "+-" or value == "--":
+            return
+        if value[0] == "-" and set(value[1:]) & set(attributes):
+            state.effects.add("hidden")
+            state.fail(f"{state.program.name} {value} makes later values of the names it declares code")
+
+
+CHECKS: dict[str, Callable[[Parse], None]] = {
+    "sed": _sed,
+    "test": _test,
+    "listing": _listing,
+    "jq": _jq,
+    "declare": _declare,
+}
+
+
+def test_evaluated(args: Sequence[Word]) -> list[Word]:
+    """The operands of `test -v NAME` / `[ -v NAME ]` whose subscript bash evaluates (`evaluated.py`; `-R` looks the
+    name up without evaluating it)."""
+    return [
+        word
+        for option, word in itertools.pairwise(args)
+        if option.static and option.value == "-v" and variable_runs(word)
+    ]
 
 
 def test_problem(args: Sequence[Word]) -> str | None:

@@ -1,7 +1,7 @@
 """What the parts of tests (`[ ]`, `[[ ]]`), declarations, arithmetic commands and loops mean to bash, judged once
-the walker (`syntax.py`) has reached them: `[[ ]]`'s operators that evaluate arithmetic, the right side of `=~`,
-`(( ))`, a for loop's variable, a C-style `for`'s header. The walking itself (bodies, words, `case` and function
-definitions) is the walker's; these functions call nothing of it back."""
+the walker (`syntax.py`) has reached them: `[[ ]]`'s operators that evaluate arithmetic (and which operands they
+evaluate as code), the right side of `=~`, `(( ))`, a for loop's variable, a C-style `for`'s header. The walking
+itself (bodies, words, `case` and function definitions) is the walker's; these functions call nothing of it back."""
 
 from __future__ import annotations
 
@@ -64,6 +64,31 @@ def conditional_problem(walk: Walk, node: Node) -> str | None:
                 f"[[ {operator} ]] evaluates its operands as arithmetic, where an array subscript can run commands"
             )
     return problem
+
+
+def evaluated_operands(walk: Walk, node: Node) -> dict[int, str]:
+    """`[[ ]]`: where bash evaluates an operand as code, by the operand's start: `var` for the name `-v` looks up
+    (its subscript is arithmetic), `arith` for an operand of `-eq`... other than a literal number (a name's value is
+    evaluated in turn). `evaluated.py` judges the words; `-R` looks its name up without evaluating it."""
+    found: dict[int, str] = {}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        stack.extend(current.children)
+        if current.type not in ("test_operator", "word"):
+            continue
+        operator = walk.text(current)
+        parent = current.parent
+        if operator == "-v" and parent is not None and parent.type == "unary_expression":
+            operand = current.next_named_sibling
+            if operand is not None:
+                found[walk.span(operand)[0]] = "var"
+        elif operator in _ARITHMETIC_TESTS and parent is not None and parent.type == "binary_expression":
+            for side in ("left", "right"):
+                operand = parent.child_by_field_name(side)
+                if operand is not None and not re.fullmatch(_NUMERIC_WORD, walk.text(operand)):
+                    found[walk.span(operand)[0]] = "arith"
+    return found
 
 
 def regex(walk: Walk, node: Node) -> Word:

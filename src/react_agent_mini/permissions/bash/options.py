@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from . import evaluated
 from .parse_state import Parse
 from .spec import Option, Program
 from .words import Word
@@ -60,6 +61,9 @@ class Usage(msgspec.Struct, frozen=True):
     """It runs nothing its words name (read-only commands, and writers such as `rm`)."""
     runs: str = ""
     """How it runs other commands (`spec.RUNS`)."""
+    evaluated: tuple[Word, ...] = ()
+    """Words bash evaluates as code when it runs (`evaluated.py`: `let 'a[$(...)]'`, `read 'a[$(...)]'`): what
+    they run and read is only known then."""
 
 
 def parse(program: Program, words: Sequence[Word]) -> Usage:
@@ -102,6 +106,7 @@ def _usage(state: Parse) -> Usage:
         shows=spec.shows,
         inert=spec.inert or problem is None,
         runs=spec.runs,
+        evaluated=tuple(state.evaluated),
     )
 
 
@@ -299,6 +304,10 @@ def _value(state: Parse, option: Option, value: Word, kind: str) -> None:
             state.effects.add("names")  # `--files0-from=F`: the files it reads are named inside F
     elif kind in ("cmd", "script"):
         state.scripts.append(value.value)
+    elif kind == "var":
+        _variable(state, value, assigns=True)
+    elif kind == "expands" and (not value.static or "$" in value.value or "`" in value.value):
+        _evaluates(state, value, "it expands it when it runs")
     elif kind == "rev":
         state.revs.append(value)
     elif kind == "format" and (not value.static or _VERIFYING.search(value.value)):
@@ -374,11 +383,43 @@ def _fill(state: Parse, word: Word, role: str) -> None:
             state.named.append(word)
     elif role == "probe":
         state.probes.append(word)
+    elif role == "arith" and evaluated.arithmetic_runs(word):
+        _evaluates(state, word, "arithmetic that reads variables or subscripts")
+    elif role in ("var", "name"):
+        _variable(state, word, assigns=role == "var")
+    elif role == "declare":
+        if evaluated.declaration_runs(word):
+            _evaluates(state, word, "an array subscript, or a name only known when it runs")
+        elif evaluated.later(word, assigns=True):
+            _later(state, word)
     elif role == "format" and not (word.static and word.value.startswith("+")):
         state.fail(f"{name} with an operand other than +FORMAT sets the system clock")
     elif role == "assign" and not (word.static and _ASSIGNMENT.fullmatch(word.value)):
         state.fail(f"{name} runs the command {word.value}")
         state.effects.add("runs")
+
+
+def _variable(state: Parse, word: Word, *, assigns: bool) -> None:
+    """A variable the command assigns (`assigns`) or only names: a subscript in it is evaluated as arithmetic, and
+    one of the `LATER` variables assigned hides a command."""
+    if evaluated.variable_runs(word):
+        _evaluates(state, word, "an array subscript, or a name only known when it runs")
+    elif assigns and evaluated.later(word, assigns=False):
+        _later(state, word)
+
+
+def _evaluates(state: Parse, word: Word, what: str) -> None:
+    """`word` is code bash evaluates when it runs (`evaluated.py`): unknown to every deny rule."""
+    state.evaluated.append(word)
+    state.effects.add("hidden")
+    state.fail(f"{state.program.name}: bash evaluates {word.value!r} as code ({what})")
+
+
+def _later(state: Parse, word: Word) -> None:
+    """`word` assigns a variable whose value is run as code later (`PS4`, `BASH_ENV`): a command we cannot see."""
+    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*", word.value)
+    state.effects.add("hidden")
+    state.fail(f"{state.program.name} assigns {name.group() if name else word.value}, whose value is run as code later")
 
 
 def _requirements(state: Parse) -> None:

@@ -22,6 +22,8 @@ class Parse:
         self.revs: list[Word] = []
         self.probes: list[Word] = []
         self.named: list[Word] = []
+        self.evaluated: list[Word] = []
+        """Words bash evaluates as code when it runs (`evaluated.py`): an array subscript, arithmetic."""
         self.dashdash: int | None = None
         """How many operands came before `--` (None: there was none)."""
         self.dynamic = False

@@ -10,7 +10,8 @@
   (`uv run pytest -q` -> `uv run pytest`), and `python -m mod` for modules;
 * the whole command text when no prefix is safe: wrappers that run an arbitrary command (`sudo`, `env`, `xargs`,
   `timeout`...), inline code (`python -c`, `bash -c`, `node -e`), options before a subcommand (`git -C x status`),
-  non-literal command names, and commands without argv.
+  words bash evaluates as code (`let 'a[$(...)]'`, `read 'a[$(...)]'`: `evaluated.py`), non-literal command names,
+  and commands without argv.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ def rule_prefix(cmd: SimpleCommand) -> str:
     `make build`; the caller records `Bash(<prefix>:*)`. The prefix is built from `argv`, so leading assignments are
     not part of it. See the module docstring for the full policy."""
     words = _prefix_words(cmd.argv)
-    if words is None:
-        return cmd.text
+    if words is None or (cmd.usage is not None and cmd.usage.evaluated):
+        return cmd.text  # `let 'a[$(rm x)]'`: `Bash(let:*)` would allow whatever a later subscript runs
     return " ".join(shlex.quote(w) for w in words)
 
 

@@ -53,16 +53,22 @@ EFFECTS = frozenset(
 )
 DISQUALIFYING = frozenset({"writes", "runs", "network", "unsafe", "hidden"})
 """Effects that make a command not read-only."""
-KINDS = frozenset({"text", "n", "file", "names", "rev", "cmd", "script", "format", "argv"})
+KINDS = frozenset({"text", "n", "file", "names", "rev", "cmd", "script", "format", "argv", "var", "expands"})
 """What an option's value is: plain text, a number, a file read, a file of file names, a git revision (which may
 name an object anywhere: `HEAD:secrets/key`), a command, a shell script, a git format string (`%G?`
-and `%(signature)` verify signatures, which runs gpg: not read-only), or the words up to `;` or `+` as a command
-(`find -exec`)."""
-ROLES = frozenset({"file", "text", "pattern", "write", "format", "assign", "path", "probe"})
+and `%(signature)` verify signatures, which runs gpg: not read-only), the words up to `;` or `+` as a command
+(`find -exec`), a shell variable it assigns (`printf -v NAME`: a subscript in it is evaluated, see
+`evaluated.py`), or a string bash expands when it uses it (`compgen -W`: a `$` or backtick in it runs code)."""
+ROLES = frozenset(
+    {"file", "text", "pattern", "write", "format", "assign", "path", "probe", "arith", "var", "name", "declare"}
+)
 """What an operand is: a file (or directory) it reads, plain text, the pattern (text; skipped when an option gave
 one), a file it writes (so not read-only), `+FORMAT` (`date`: anything else sets the clock), `NAME=value` (`env`:
 anything else is a command it runs), a git revision or path (read, and checked for `rev:path`), a word whose
-file it only looks at (`test -f`: a literal path is checked, an expansion is not a file it reads)."""
+file it only looks at (`test -f`: a literal path is checked, an expansion is not a file it reads), an arithmetic
+expression bash evaluates (`let`), a shell variable it assigns (`read NAME`) or only names (`unset NAME`), or a
+`NAME[=value]` declaration (`declare`, `export`). The last four are where bash evaluates a quoted word as code
+(`evaluated.py`): such a word makes the command not read-only and counts as one only known when it runs."""
 STYLES = frozenset({"gnu", "posix", "find", "text"})
 """How options are written: `gnu` getopt_long (options anywhere before `--`, clusters, `-xVALUE`, `--opt=value`),
 `posix` (options only before the first operand), `find` (whole-word primaries, no clusters), `text` (no options:

@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING
 
 from . import compound
+from .evaluated import arithmetic_runs, variable_runs
 from .redirects import check_heredoc, file_redirect, heredoc_operator, is_redirect_word, redirect_operator
 from .tree import (
     _CONDITIONAL_TOKENS,
@@ -301,6 +302,13 @@ class _Walker(Walk):
                 entry.conditional = True
                 self.flatten(node, _CONDITIONAL_TOKENS | {"[[", "]]"}, words, conditional=True)
                 entry.problem = compound.conditional_problem(self, node)
+                judged = compound.evaluated_operands(self, node)
+                entry.evaluated = [
+                    word
+                    for start, word in words
+                    if (judged.get(start) == "var" and variable_runs(word))
+                    or (judged.get(start) == "arith" and arithmetic_runs(word))
+                ]
             elif node.type == "test_command":
                 if opener != "[":
                     raise Refused(f"unsupported test ({opener})")

@@ -1,6 +1,8 @@
 """What one simple command touches: the paths its words name (expanded as bash will), which of them leave the
 workspace, the directories it reads or changes recursively, and whether something it works on is only known when
-it runs.
+it runs — a word only known then, or one bash evaluates as code (`Usage.evaluated`: `let 'a[$(cat k)]'`). Each
+word that reaches outside the workspace, or anywhere, comes with what it is (`Touch.notes`), which `describe` turns
+into the reason the user is shown.
 
 For a read-only command the program table says which words are files (`Usage.paths`: `grep PATTERN FILE` reads
 FILE, not PATTERN; `echo` reads nothing); for any other command every word may be a path, including values glued to
@@ -21,38 +23,86 @@ from pathlib import Path
 
 from ...tools.paths import inside
 from .analysis import SimpleCommand
+from .evaluated import LATER
 from .expand import Places, expand
 from .options import Usage, glued
+from .words import UNKNOWN as UNKNOWN_MASK
 from .words import Word
 
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 _NAMES_FROM = ("--files0-from", "--files-from", "--exclude-from", "--from-file")
 
+OUTSIDE = "it names paths outside the workspace: {}"
+"""What a path outside the workspace is, said to the user (`{}`: the paths; see `describe`). The other kinds of
+word that count as reaching outside (they could reach anywhere) say so too."""
+UNKNOWN = "it names {}, only known when it runs: any path, outside the workspace too"
+SUBSTITUTED = (
+    "it uses the output of a command substitution where a path could be, only known when it runs (any path, "
+    "outside the workspace too): {}"
+)
+LATER_VALUE = (
+    "it sets a variable whose value is run as code later (`PS4`, `PAGER`, `BASH_ENV`...) to {}, which may reach "
+    "outside the workspace"
+)
+ASSIGNED = "it assigns {}, which later commands may use as a path or expand further (outside the workspace too)"
+EVALUATED = (
+    "bash evaluates {} as code when it runs (arithmetic evaluates the variables it names, an array subscript runs "
+    "the commands in it), so what that runs and reads, outside the workspace too, is only known then"
+)
+
 
 class Touch:
     """The paths of one command, as `touched` found them."""
 
-    __slots__ = ("outside", "paths", "unknown")
+    __slots__ = ("notes", "outside", "paths", "unknown")
 
     def __init__(self) -> None:
         self.outside: list[str] = []
         """Words that reach outside the workspace, or anywhere (a value only known when the shell runs)."""
+        self.notes: list[str] = []
+        """For each of `outside`, what it is, as a clause of the reason the user is shown: a template whose `{}`
+        stands for every word of the same kind (`OUTSIDE`, `UNKNOWN`...), or a sentence of its own."""
         self.paths: list[Path] = []
         """Every path its words name, resolved."""
         self.unknown = False
         """Some file it works on is only known when it runs."""
 
-    def add_outside(self, what: str) -> None:
+    def add_outside(self, what: str, note: str = OUTSIDE) -> None:
         if what not in self.outside:
             self.outside.append(what)
+            self.notes.append(note)
+
+
+def describe(outside: Sequence[str], notes: Sequence[str], limit: int = 3) -> str:
+    """The reason for asking, from what reaches outside the workspace (or anywhere) and what each is: one clause
+    per kind, in order, the words of a kind listed together (a word only known when it runs that is part of one
+    listed before is left out: the value of `x=$(...)` is its `$(...)`)."""
+    clauses: list[str] = []
+    grouped: dict[str, list[str]] = {}
+    for what, note in zip(outside, notes, strict=True):
+        if note not in grouped:
+            grouped[note] = []
+            clauses.append(note)
+        if note == OUTSIDE or not any(what in earlier for earlier in grouped[note]):
+            grouped[note].append(what)
+    shown = [note.replace("{}", ", ".join(grouped[note][:limit])) for note in clauses[:limit]]
+    return "; ".join(shown)
 
 
 def touched(cmd: SimpleCommand, places: Places, root: Path, *, read_only: bool) -> Touch:
     """The paths `cmd` names (see the module docstring)."""
     touch = Touch()
     usage = cmd.usage
+    if usage is not None:
+        evaluated(touch, usage)  # first: `[[ $n -eq 1 ]]` is said to evaluate `$n`, more than to name it
     precise = read_only and usage is not None and bool(cmd.words)
     words = list(usage.paths) if precise and usage is not None else _every_word(cmd, places)
+    if not precise:
+        for name, _, value in (a.partition("=") for a in cmd.assignments):
+            # read as loosely as text: what a later command makes of it is not known (`PS4='$(...)'; set -x` runs it)
+            note = LATER_VALUE if name.rstrip("+") in LATER else ASSIGNED
+            for word in _candidates(_loose(value), places):
+                add_word(touch, word, places, root, note=note)
     for word in (*words, *cmd.targets):
         add_word(touch, word, places, root)
     if precise and usage is not None:
@@ -63,37 +113,71 @@ def touched(cmd: SimpleCommand, places: Places, root: Path, *, read_only: bool) 
     if not precise:
         names = [w for w in cmd.argv[1:] if w.startswith(_NAMES_FROM)]
         for name in names:
-            touch.add_outside(f"{name} (file names only known when it runs)")
+            option = name.split("=", 1)[0]
+            touch.add_outside(
+                f"{name} (file names only known when it runs)",
+                f"{program_name(cmd)} {option} reads the names of the files it works on from a file, only known "
+                "when it runs (outside the workspace too)",
+            )
             touch.unknown = True
     return touch
 
 
-def add_word(touch: Touch, word: Word, places: Places, root: Path, *, probe: bool = False) -> None:
+def add_word(
+    touch: Touch, word: Word, places: Places, root: Path, *, probe: bool = False, note: str | None = None
+) -> None:
     """Add what `word` names; a `probe` only looks at whether a file exists (`test -f`), so a value known only when
-    it runs is not a file it reads."""
+    it runs is not a file it reads. `note`: what the word is, if it reaches outside (default: what it looks like)."""
     if word.static and (word.value in SAFE_DEVICES or word.value in ("", "-", "--")):
         return
     found = expand(word, places)
     if found is not None and any(p.parts[1:2] == ("proc",) for p in (*found[0], *found[1])):
         found = None  # `/proc/self/cwd/...`, `/proc/<pid>/root/...`: where it leads depends on the process reading it
     if found is None:
-        touch.add_outside(word.value)  # only the shell knows: it could be anywhere
+        touch.add_outside(word.value, note or _unknown_note(word))  # only the shell knows: it could be anywhere
         touch.unknown = touch.unknown or not probe
         return
     paths, lexical, produced = found
     touch.paths += paths + lexical
     if any(not inside(root, p) for p in paths):
-        touch.add_outside(word.value)
+        touch.add_outside(word.value, note or OUTSIDE)
     if any(w.startswith("-") for w in produced):
-        touch.add_outside(f"{word.value} (a glob matching a name that starts with -, which programs read as an option)")
+        touch.add_outside(
+            f"{word.value} (a glob matching a name that starts with -, which programs read as an option)",
+            f"the glob {word.value} matches a file name that starts with -, which programs read as an option",
+        )
+
+
+def _unknown_note(word: Word) -> str:
+    """What a word whose value is only known when it runs is, for the reason shown."""
+    if "/proc/" in word.value:
+        return "it names {} through /proc, which leads wherever the process reading it is (outside the workspace too)"
+    unknown = [c for c, m in zip(word.value, word.mask, strict=False) if m == UNKNOWN_MASK] if word.mask else []
+    text = "".join(unknown) if unknown else word.value
+    return SUBSTITUTED if "$(" in text or "`" in text else UNKNOWN
+
+
+def evaluated(touch: Touch, usage: Usage) -> None:
+    """Words bash evaluates as code (`let 'a[$(cat k)]'`): what they run, and so read, is only known when it runs."""
+    for word in usage.evaluated:
+        touch.add_outside(word.value, EVALUATED)
+        touch.unknown = True
 
 
 def effects(touch: Touch, cmd: SimpleCommand, usage: Usage) -> None:
     program = cmd.argv[0] if cmd.argv else usage.name
+    evaluated(touch, usage)
     if "follows" in usage.effects:
-        touch.add_outside(f"{program} following symbolic links")
+        touch.add_outside(
+            f"{program} following symbolic links",
+            f"{program} may follow symbolic links, which may lead outside the workspace",
+        )
     if "names" in usage.effects:
-        touch.add_outside(f"{program} (file names only known when it runs)")
+        touch.add_outside(
+            f"{program} (file names only known when it runs)",
+            f"{program} works on files named in what it reads (its input, a file, its script), which are only known "
+            "when it runs (outside the workspace too)",
+        )
         touch.unknown = True
     if usage.dynamic:
         touch.unknown = True  # `grep $x f`: $x may be `-r`
@@ -102,7 +186,7 @@ def effects(touch: Touch, cmd: SimpleCommand, usage: Usage) -> None:
 def _every_word(cmd: SimpleCommand, places: Places) -> list[Word]:
     """Every word of a command that is not read-only, and every value glued to one of its options."""
     words = list(cmd.words[1:]) if cmd.words else [_loose(w) for w in cmd.argv[1:]]
-    words += [_loose(a.split("=", 1)[1]) for a in cmd.assignments if "=" in a]
+    # (the values of its leading assignments are added by `touched`, which says what they are)
     out: list[Word] = []
     for word in words:
         out += _candidates(word, places)

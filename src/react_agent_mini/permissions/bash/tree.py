@@ -29,9 +29,11 @@ places. So the tree is never trusted on its own (each rule below was found by ru
   backslash-newline joining in unquoted bodies, a terminator closing `$(...)`), so that no line bash would run is
   mistaken for body text; a here-document must start on a one-line command line, one per line.
 
-Arithmetic (`$(( ))`, `$[ ]`, `(( ))`, C-style `for`, `[[ -eq ]]` operands) is only accepted on literal numbers and
-`$#` `$?` `$$` `$!` `${#name}`: bash evaluates a variable's value as an expression, and an array subscript in it
-(`a[$(rm x)]`, from a file name a loop picked up) runs commands.
+Arithmetic (`$(( ))`, `$[ ]`, `(( ))`, C-style `for`) is only accepted on literal numbers and `$#` `$?` `$$` `$!`
+`${#name}`: bash evaluates a variable's value as an expression, and an array subscript in it (`a[$(rm x)]`, from a
+file name a loop picked up) runs commands. The other words bash evaluates so (`[[ -eq ]]` and `[[ -v ]]` operands,
+`let`, the variables `read`, `declare`, `printf -v` assign) parse, and count as code only known when it runs
+(`evaluated.py`).
 """
 
 from __future__ import annotations
@@ -116,6 +118,8 @@ class Entry(msgspec.Struct):
     redirect_problems: list[str] = []
     targets: list[Word] = []
     """The files its redirections read or write, in source order."""
+    evaluated: list[Word] = []
+    """`[[ ]]`: the operands bash evaluates as code (`evaluated.py`: `[[ 'a[$(...)]' -eq 0 ]]`, `[[ -v 'a[...]' ]]`)."""
 
 
 class Syntax(msgspec.Struct):

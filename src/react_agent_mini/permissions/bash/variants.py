@@ -3,9 +3,10 @@ may match, and whether it runs a command line we cannot read.
 
 `variants` yields a simple command as written, by its program's base name, without wrappers (`sudo`, `env -u X`,
 `xargs -a f`: every tail of their arguments is tried, since their options are too varied to parse), and the commands
-inside `sh -c '...'`, `eval`, `find -exec`, `trap`, `su -c`, option values that are commands (`rg --pre CMD`), or
-`HIDDEN` when it runs something we cannot read: a command name known only at run time (`$x`, `rm{,}`), a shell fed
-from stdin, a device or `<(...)`, `BASH_ENV=`, `git -c`, a git alias, `sed e`. What the program table says a
+inside `sh -c '...'`, `eval`, `find -exec`, `trap`, `su -c`, option values that are commands (`rg --pre CMD`,
+`mapfile -C CMD`), or `HIDDEN` when it runs something we cannot read: a command name known only at run time (`$x`,
+`rm{,}`), a shell fed from stdin, a device or `<(...)`, `BASH_ENV=`, `git -c`, a git alias, `sed e`, a word bash
+evaluates as code (`let 'a[$(rm f)]'`, `declare -n`: `evaluated.py`). What the program table says a
 program runs (`Spec.runs`, `+hidden`, `cmd`/`script` values) is what this follows. Out of reach: what programs do
 once started from script files (`bash build.sh`, `make`) or code in other languages (`python -c`).
 """
@@ -18,22 +19,16 @@ from collections.abc import Iterator, Sequence
 
 from . import programs
 from .analysis import SimpleCommand, analyze
+from .evaluated import LATER
 from .expand import ansi_c_value
 from .options import Usage, parse
 from .words import Word
 
 HIDDEN: tuple[str, ...] = ("\x00hidden",)
 """A variant standing for "this runs a command line we cannot read": every deny and ask rule on Bash applies."""
-HIDING_VARIABLES = frozenset({"BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS4", "SHELLOPTS",
-                              "BASHOPTS", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF",
-                              "GIT_PAGER", "PAGER", "EDITOR", "VISUAL", "LD_PRELOAD", "IFS",
-                              "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_ASKPASS",
-                              "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND", "GIT_EXEC_PATH",
-                              "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG", "LESSOPEN", "LESSCLOSE",
-                              "MANPAGER", "BROWSER", "TAR_OPTIONS", "RSYNC_RSH", "PERL5OPT", "NODE_OPTIONS",
-                              "RUBYOPT", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH"})  # fmt: skip
+HIDING_VARIABLES = LATER
 """Variables that make a program run a command line from their value (or load code, or configuration that names
-programs to run, from where they point)."""
+programs to run, from where they point): `evaluated.LATER`."""
 EXPANSION = re.compile(r"\$[A-Za-z_{(@*#?!$-]|`")
 _MAX_TAILS = 24
 _MAX_DEPTH = 4
@@ -46,6 +41,8 @@ def variants(cmd: SimpleCommand, depth: int = 0) -> Iterator[tuple[str, ...]]:
     """Every way a Bash deny/ask rule may see `cmd` (see the module docstring)."""
     if any(a.split("=", 1)[0] in HIDING_VARIABLES for a in cmd.assignments):
         yield HIDDEN  # `BASH_ENV=<(echo rm f) bash -c true`
+    if cmd.usage is not None and cmd.usage.evaluated:
+        yield HIDDEN  # `let 'a[$(rm f)]'`, `[[ 'a[$(rm f)]' -eq 0 ]]`: bash runs what the subscript holds
     yield (*cmd.assignments, *cmd.argv)
     yield from _program(cmd.argv, cmd.usage, depth)
 

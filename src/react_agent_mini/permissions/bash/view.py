@@ -17,7 +17,7 @@ from ...tools.paths import inside, resolve
 from . import programs
 from .analysis import ShellAnalysis, SimpleCommand, analyze, is_read_only_command, usage_of
 from .expand import Places, ansi_c_value, real
-from .touches import Touch, after_cd, effects, program_name, recursive_dirs, stays, touched
+from .touches import OUTSIDE, Touch, after_cd, describe, effects, program_name, recursive_dirs, stays, touched
 from .variants import HIDING_VARIABLES, scripts_of
 from .words import UNQUOTED, Word
 
@@ -48,6 +48,8 @@ class CommandView(msgspec.Struct, frozen=True):
     inert: bool = False
     """It runs nothing its words name (the program table says so), so a Bash deny rule need not look for a
     program's name inside its text (`echo 'rm -rf x'`)."""
+    notes: tuple[str, ...] = ()
+    """For each of `outside`, what it is (`touches.Touch.notes`), for the reason shown."""
 
 
 class BashView(msgspec.Struct, frozen=True):
@@ -66,6 +68,19 @@ class BashView(msgspec.Struct, frozen=True):
     def outside(self) -> tuple[str, ...]:
         """Every argument that reaches outside the workspace."""
         return tuple(dict.fromkeys([*self.loose_outside, *(a for c in self.commands for a in c.outside)]))
+
+    @property
+    def outside_reason(self) -> str:
+        """Why `outside` is not empty, as the reason for asking: what each word or command is (a path outside the
+        workspace, a value only known when it runs, code bash evaluates, code read from stdin...)."""
+        pairs = [(what, OUTSIDE) for what in self.loose_outside]
+        for view in self.commands:
+            notes = view.notes if len(view.notes) == len(view.outside) else (OUTSIDE,) * len(view.outside)
+            pairs += zip(view.outside, notes, strict=True)
+        seen: dict[str, str] = {}
+        for what, note in pairs:
+            seen.setdefault(what, note)
+        return describe(list(seen), list(seen.values()))
 
     @property
     def read_only(self) -> bool:
@@ -118,7 +133,11 @@ def _views(analysis: ShellAnalysis, places: Places, ctx: _Context, depth: int) -
         # redirections of compound commands: judged from every directory the shell may have been in
         holder = SimpleCommand(argv=(), text="", targets=analysis.targets)
         touch = touched(holder, places, ctx.root, read_only=True)
-        views.append(CommandView(holder, True, tuple(touch.outside), tuple(touch.paths), (), touch.unknown, True))
+        views.append(
+            CommandView(
+                holder, True, tuple(touch.outside), tuple(touch.paths), (), touch.unknown, True, tuple(touch.notes)
+            )
+        )
     return views
 
 
@@ -133,18 +152,25 @@ def _view(
     touch = touched(cmd, places, root, read_only=read_only)
     if read_only and git and ctx.partial:
         read_only = False
-        touch.add_outside("git in a partial clone (it fetches missing objects over the network)")
+        partial = "git in a partial clone (it fetches missing objects over the network)"
+        touch.add_outside(partial, "git in a partial clone fetches the objects it lacks over the network")
     if cmd.words and not cmd.words[0].static:
         touch.unknown = True  # `$(echo rm) -rf x`: the program is only known when it runs, and so what it touches
+    program = program_name(cmd) or cmd.text
     if places.cwds is None:
-        touch.add_outside(f"{program_name(cmd) or cmd.text} runs in a directory only known when it runs")
+        where = f"{program} runs in a directory only known when it runs"
+        touch.add_outside(where, f"{where}, which may be outside the workspace")
         touch.unknown = True
     elif elsewhere := [c for c in places.cwds if not inside(root, real(c, "."))]:
-        touch.add_outside(f"{program_name(cmd) or cmd.text} runs in {elsewhere[0]}")  # `cd; ls` lists $HOME
+        # `cd; ls` lists $HOME
+        touch.add_outside(
+            f"{program} runs in {elsewhere[0]}", f"{program} runs in {elsewhere[0]}, outside the workspace"
+        )
     if lost:
-        touch.add_outside(f"{cmd.text} goes to a directory only known when it runs")
+        touch.add_outside(f"{cmd.text} goes to a directory only known when it runs", _lost(cmd))
     if globbing_changed and any(_globs(w) for w in cmd.words[1:]):
-        touch.add_outside("a glob under changed glob options")
+        changed = "a glob under changed glob options"
+        touch.add_outside(changed, f"{changed} (`shopt`, `GLOBIGNORE`) may match any file, outside the workspace too")
         touch.unknown = True
     recursive = list(recursive_dirs(cmd, touch.paths, places, root))
     if cmd.usage is not None and cmd.usage.runs == "argv":
@@ -154,7 +180,30 @@ def _view(
     by_path = "/" in (cmd.argv[0] if cmd.argv else "")
     inert = cmd.usage is not None and cmd.usage.inert and not scripts and not by_path
     paths, dirs = tuple(dict.fromkeys(touch.paths)), tuple(dict.fromkeys(recursive))
-    return CommandView(cmd, read_only, tuple(touch.outside), paths, dirs, touch.unknown, inert)
+    return CommandView(cmd, read_only, tuple(touch.outside), paths, dirs, touch.unknown, inert, tuple(touch.notes))
+
+
+_STDIN = frozenset({"", "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+
+
+def _lost(cmd: SimpleCommand) -> str:
+    """What a command after which the shell's directory is not known does, for the reason shown: code read from
+    stdin, a script or code we do not follow (which may `cd` anywhere), or a `cd` we cannot follow."""
+    argv = list(cmd.argv)
+    while argv[:1] in (["builtin"], ["command"], ["time"]):
+        argv = argv[1:]
+    text = " ".join(cmd.text.split())
+    name = argv[0] if argv else ""
+    if name in ("source", "."):
+        source = next((w for w in argv[1:] if w != "--"), "")
+        if source in _STDIN:
+            return f"`{text}` runs code read from stdin, which cannot be checked (it may go outside the workspace)"
+        if source.startswith(("/dev/", "/proc/", "<(")):
+            return f"`{text}` runs code read from {source}, which cannot be checked (it may go outside the workspace)"
+        return f"`{text}` runs the script {source}, which is not checked (it may go outside the workspace)"
+    if name == "eval":
+        return f"`{text}` runs code that may change to a directory only known when it runs, outside the workspace too"
+    return f"`{text}` goes to a directory only known when it runs, which may be outside the workspace"
 
 
 def _nested(
@@ -174,8 +223,8 @@ def _nested(
             touch.paths += view.paths
             recursive += view.recursive
             touch.unknown = touch.unknown or view.unknown
-            for what in view.outside:
-                touch.add_outside(what)
+            for what, note in zip(view.outside, view.notes, strict=True):
+                touch.add_outside(what, note)
     return scripts
 
 

@@ -10,6 +10,8 @@ A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
 - `WebFetch(domain:docs.example.com)`: fetches from that host. An allow rule means that host exactly (a narrow
   grant, as Claude Code's), `domain:*.example.com` any host below example.com, `domain:*` every host; a deny or ask
   rule also covers the hosts below the one it names, so denying `domain:example.com` blocks `api.example.com`.
+  Hosts are compared in one spelling (`127.1` is `127.0.0.1`), and a deny or ask rule naming an address or this
+  machine also covers the names that resolve there (`Domain`).
   `WebSearch` takes no specifier.
 
 A rule string that does not parse is a `RuleError` (a warning, for allow rules; see `settings.py`).
@@ -22,7 +24,6 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, TypeAlias
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -259,33 +260,101 @@ class BashPattern:
 
 
 class Domain:
-    """`domain:<host>`, `domain:*.<host>` or `domain:*`, matched against a URL's host (lower-cased, no trailing
-    dot)."""
+    """`domain:<host>`, `domain:*.<host>` or `domain:*`, matched against the host WebFetch connects to.
 
-    __slots__ = ("host", "wildcard")
+    Both sides are compared in their one spelling (`web.hosts.normalize_host`): `127.1`, `0x7f000001` and
+    `127。0。0。1` are `127.0.0.1`, `LOCALHOST.` is `localhost`, `[::ffff:10.0.0.5]` is `10.0.0.5`. An allow rule
+    grants the host it names and no other (`grants`), whatever the host resolves to. A deny or ask rule covers
+    (`covers`) the host and the names below it — and, when it names an address or this machine, every name that
+    resolves there: `domain:10.0.0.5` covers a name whose addresses include 10.0.0.5, and `domain:localhost`,
+    `domain:127.0.0.1`, `domain:::1` or `domain:0.0.0.0` cover all of this machine (loopback names and addresses,
+    `0.0.0.0`, and names resolving to them)."""
+
+    __slots__ = ("address", "host", "local", "wildcard")
 
     def __init__(self, spec: str) -> None:
+        from ...web.hosts import BadHost, is_ip, is_local, normalize_host
+
         if not spec.startswith("domain:") or not spec[7:].strip():
             raise RuleError("WebFetch takes domain:<host>, e.g. WebFetch(domain:docs.python.org)")
-        host = spec[7:].strip().rstrip(".").lower()
-        self.wildcard = host == "*" or host.startswith("*.")
-        self.host = host.removeprefix("*").removeprefix(".").strip("[]")
-        if "/" in self.host or "*" in self.host or (":" in self.host and not _ipv6(self.host)):
+        written = spec[7:].strip()
+        self.wildcard = written == "*" or written.startswith("*.")
+        body = written.removeprefix("*").removeprefix(".")
+        bare = body.strip("[]")
+        if "/" in body or "*" in body or (":" in bare and not _ipv6(bare)):
             raise RuleError("domain: takes a host name only (no scheme, port, path or inner *)")
-
-    def matches(self, url: object, *, below: bool = True) -> bool:
-        """True when `url`'s host is the rule's (or, with `below` or a `*.` rule, a host under it)."""
         try:
-            host = (urlsplit(url).hostname or "").rstrip(".") if isinstance(url, str) else ""
-        except ValueError:
-            return False
-        if not host:
+            self.host = normalize_host(body) if body else ""
+        except BadHost as exc:
+            raise RuleError(f"domain: {exc}") from None
+        self.address = is_ip(self.host)
+        """The rule names an IP address (it also covers names that resolve to it)."""
+        if self.wildcard and self.address:
+            raise RuleError("domain:*. takes a name, not an address")
+        self.local = bool(self.host) and is_local(self.host)
+        """The rule names this machine (it covers every loopback name and address)."""
+
+    @property
+    def needs_addresses(self) -> bool:
+        """True when covering a host may depend on what the host resolves to."""
+        return self.address or self.local
+
+    def grants(self, target: FetchTarget) -> bool:
+        """Allow: the target's host is the rule's (a `*.` rule: a host below it; `*`: any host)."""
+        host = target.host
+        if host is None:
             return False
         if self.wildcard and not self.host:
             return True
         if host == self.host:
-            return below or not self.wildcard
-        return (below or self.wildcard) and host.endswith("." + self.host)
+            return not self.wildcard
+        return self.wildcard and host.endswith("." + self.host)
+
+    def covers(self, target: FetchTarget) -> bool:
+        """Deny and ask: the target's host is the rule's or below it, or it reaches the address (or the machine)
+        the rule names."""
+        from ...web.hosts import is_local, is_local_address
+
+        host = target.host
+        if host is None:
+            return False
+        if self.wildcard and not self.host:
+            return True
+        if host == self.host or (not self.address and host.endswith("." + self.host)):
+            return True
+        if not self.needs_addresses:
+            return False
+        if self.local and is_local(host):
+            return True
+        return any(a == self.host or (self.local and is_local_address(a)) for a in target.addresses())
+
+
+class FetchTarget:
+    """The host a WebFetch call connects to (`web.urls.fetched_host`: None when the fetch would refuse the URL) and,
+    only when a rule asks for them, the addresses it resolves to (`web.hosts.addresses_to_check`), resolved once
+    per check. `pin` records them for the fetch, which then connects to those and no others."""
+
+    __slots__ = ("_addresses", "host")
+
+    def __init__(self, url: object) -> None:
+        from ...web.urls import fetched_host
+
+        self.host = fetched_host(url)
+        self._addresses: tuple[str, ...] | None = None
+
+    def addresses(self) -> tuple[str, ...]:
+        if self._addresses is None:
+            from ...web.hosts import addresses_to_check
+
+            self._addresses = addresses_to_check(self.host) if self.host else ()
+        return self._addresses
+
+    def pin(self) -> None:
+        """The check lets the call through: its fetch connects to the addresses judged (if any were)."""
+        from ...web.hosts import is_ip, pin
+
+        if self._addresses is not None and self.host and not is_ip(self.host):
+            pin(self.host, self._addresses)
 
 
 def _ipv6(text: str) -> bool:

@@ -30,6 +30,7 @@ from .grammar import (
     RULE_KINDS,
     BashPattern,
     Domain,
+    FetchTarget,
     PathPattern,
     Rule,
     RuleError,
@@ -193,14 +194,19 @@ class RuleSet:
     def match(self, call: CallView, root: Path, *, read_only: bool = False) -> RuleMatch | None:
         """The deciding rule, deny > ask > allow. `read_only`: the tool only reads, so paths inside the workspace
         need no allow rule of their own."""
+        fetch = FetchTarget(call.args.get("url")) if call.tool == "WebFetch" else None
         for kind in ("deny", "ask"):
-            if rule := self._first_hit(kind, call, root):
+            if rule := self._first_hit(kind, call, root, fetch):
+                if kind == "ask" and fetch is not None:
+                    fetch.pin()  # if the user says yes, the fetch goes where the rules looked
                 return RuleMatch(kind, rule)
-        if rule := self._allowed(call, root, read_only):
+        if fetch is not None:
+            fetch.pin()  # not denied: the fetch connects to the addresses judged (if a rule made us resolve them)
+        if rule := self._allowed(call, root, read_only, fetch):
             return RuleMatch("allow", rule)
         return None
 
-    def _first_hit(self, kind: RuleKind, call: CallView, root: Path) -> Rule | None:
+    def _first_hit(self, kind: RuleKind, call: CallView, root: Path, fetch: FetchTarget | None = None) -> Rule | None:
         """The first `kind` rule touching any part of the call (any target, any simple command)."""
         for entry in self._entries[kind]:
             if call.bash is not None and entry.rule.tool in PATH_RULE_TOOLS:
@@ -220,20 +226,20 @@ class RuleSet:
                 for t in call.targets:
                     if any(matcher.matches(p, t.directory, root, project) for p in (t.path, t.lexical)):
                         return entry.rule
-            elif isinstance(matcher, Domain) and matcher.matches(call.args.get("url")):
+            elif isinstance(matcher, Domain) and fetch is not None and matcher.covers(fetch):
                 return entry.rule
         return None
 
-    def _allowed(self, call: CallView, root: Path, read_only: bool) -> Rule | None:
+    def _allowed(self, call: CallView, root: Path, read_only: bool, fetch: FetchTarget | None) -> Rule | None:
         entries = [e for e in self._entries["allow"] if governs(e.rule.tool, call.tool)]
         if whole := next((e.rule for e in entries if e.matcher is None), None):
             return whole
         if call.bash is not None:
             return _bash_allowed(entries, call.bash)
-        url = call.args.get("url")  # an allow rule grants the host it names (deny and ask rules cover hosts below)
-        domains = (e.rule for e in entries if isinstance(e.matcher, Domain) and e.matcher.matches(url, below=False))
-        if domain := next(domains, None):
-            return domain
+        if fetch is not None:  # an allow rule grants the host it names (deny and ask rules cover hosts below)
+            domains = (e.rule for e in entries if isinstance(e.matcher, Domain) and e.matcher.grants(fetch))
+            if domain := next(domains, None):
+                return domain
         first: Rule | None = None
         for target in call.targets:
             hit = next(

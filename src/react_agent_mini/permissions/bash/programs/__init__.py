@@ -1,10 +1,11 @@
 """The program table: every program the permission check knows, one `Spec` each (format: `../spec.py`).
 
 `coreutils.py`, `filters.py`, `files.py` and `search.py` hold the programs that can be read-only, `git.py` git and
-its subcommands, `others.py` the programs that never are but whose spec still matters: wrappers and shells (what
-they run), writers that work on whole trees (`tar`, `cp -r`), programs that reach the network, and the tools whose
-"always" rules keep a subcommand (`cargo test`). A program missing from the table is not read-only, may run anything
-its words name, and may touch any path they name.
+its subcommands, `builtins.py` the shell builtins that assign variables and evaluate some of their words as code
+(`declare`, `read`, `let`...), `others.py` the programs that never are but whose spec still matters: wrappers and
+shells (what they run), writers that work on whole trees (`tar`, `cp -r`), programs that reach the network, and the
+tools whose "always" rules keep a subcommand (`cargo test`). A program missing from the table is not read-only, may
+run anything its words name, and may touch any path they name.
 
 Specs are compiled on first lookup, each once (a dictionary of the raw specs is built when this package is
 imported, on the first Bash permission check). Their examples are checked by `check_examples`, which runs each
@@ -17,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from ..spec import Program, Spec, compile_spec, compiled
-from . import coreutils, files, filters, git, others, search
+from . import builtins, coreutils, files, filters, git, others, search
 
 _SPECS: dict[str, Spec] = {}
-for _module in (coreutils, filters, files, search, git, others):
+for _module in (coreutils, filters, files, search, git, builtins, others):
     for _spec in _module.SPECS:
         for _name in _spec.names.split():
             if _name in _SPECS:

@@ -407,10 +407,10 @@ SPECS: tuple[Spec, ...] = (
     Spec(
         "printf",
         style="posix",
-        options=("-v =text +unsafe # assigns a shell variable",),
+        options=("-v =var +unsafe # assigns a shell variable",),
         operands="text*",
         examples=("printf '%s\\n' a b",),
-        counterexamples=("printf -v PATH /tmp/evil", 'printf "$x" a'),
+        counterexamples=("printf -v PATH /tmp/evil", 'printf "$x" a', "printf -v 'a[$(rm x)]' y"),
     ),
     Spec(
         "test [",
