@@ -295,7 +295,7 @@ def test_a_word_bash_evaluates_meets_every_bash_deny_rule(ws: Path, command: str
 def test_an_always_answer_for_evaluated_words_is_the_exact_command(ws: Path) -> None:
     asker = Asker()
     decide(ws, "let 'a[$(cat secrets/key)]'", asker=asker)
-    assert asker.requests[0].always_rules == ("Bash(let 'a[$(cat secrets/key)]':*)",)  # not Bash(let:*)
+    assert asker.requests[0].always_rules == ("Bash(let 'a[$(cat secrets/key)]')",)  # exactly this, not Bash(let:*)
     asker = Asker()
     decide(ws, "let x=1", asker=asker)
     assert asker.requests[0].always_rules == ("Bash(let:*)",)
@@ -394,3 +394,35 @@ def test_the_secret_never_reaches_the_model_even_in_bypass_permissions(fake_llm:
     for request in fake_llm.requests:
         assert SECRET not in str(request.body)
     assert SECRET not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("let x=1", True),
+        ("declare -i y=2", True),
+        ("let 'a[$(touch pwned)]=1'", False),
+        ("declare 'a[$(touch pwned)]=1'", False),
+        ("read 'a[$(touch pwned)]' < /dev/null", False),
+    ],
+)
+def test_a_prefix_allow_rule_names_the_program_not_the_code_in_its_words(ws: Path, command: str, allowed: bool) -> None:
+    rules = RuleSet()
+    for rule in ("Bash(let:*)", "Bash(declare:*)", "Bash(read:*)"):
+        rules.add("allow", rule, "settings")
+    policy = PermissionPolicy(ws, "default", rules, None)
+    decision = asyncio.run(policy.decide(BashTool(), {"command": command}))
+    assert isinstance(decision, Allow) is allowed
+
+
+def test_the_always_rule_for_such_a_command_allows_that_command_again(ws: Path) -> None:
+    command = "let 'a[$(touch pwned)]=1'"
+    asker = Asker()
+    decide(ws, command, asker=asker)
+    (rule,) = asker.requests[0].always_rules
+    rules = RuleSet()
+    rules.add("allow", rule, "session")
+    policy = PermissionPolicy(ws, "default", rules, None)
+    assert isinstance(asyncio.run(policy.decide(BashTool(), {"command": command})), Allow)
+    other = "let 'a[$(touch other)]=1'"
+    assert not isinstance(asyncio.run(policy.decide(BashTool(), {"command": other})), Allow)

@@ -510,7 +510,9 @@ def _bash_rules(bash: BashView, rules: RuleSet) -> list[str]:
         if view.read_only and not view.outside:
             continue
         words = (*view.command.assignments, *view.command.argv)
-        prefix = rule_prefix(view.command).strip() if not view.read_only and not view.command.assignments else ""
+        usage = view.command.usage
+        exact = view.read_only or bool(view.command.assignments) or (usage is not None and bool(usage.evaluated))
+        prefix = "" if exact else rule_prefix(view.command).strip()  # code in its words: only this very command
         body = prefix or shlex.join(words)
         if not _literal(body):
             return []

@@ -311,7 +311,11 @@ def _bash_allowed(entries: list[_Entry], bash: BashView) -> Rule | None:
     first: Rule | None = None
     for view in bash.commands:
         words = (*view.command.assignments, *view.command.argv)
-        hit = next((r for r, m in patterns if m.matches(words)), None)
+        usage = view.command.usage
+        hidden_code = usage is not None and bool(usage.evaluated)
+        # `Bash(let:*)` names a program, not the code bash evaluates in its words (`let 'a[$(rm x)]'`): only a rule
+        # for exactly this command allows one of those
+        hit = next((r for r, m in patterns if m.matches(words) and not (hidden_code and m.kind != "exact")), None)
         if hit is None and not (view.read_only and not view.outside):
             return None
         first = first or hit
