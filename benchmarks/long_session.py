@@ -1,27 +1,35 @@
-"""Per-call cost over one long session: does the loop's own work per model call grow with the history?
+"""Per-call cost over one long session: does ram's own work per model call grow with the history?
 
 One headless-style session of N model calls (default 300) in-process, with the production assembly
 (`build_session`: real OpenAI-compatible or Anthropic provider over httpx, retries, permission policy,
 compaction, transcript on disk) against the loopback fake LLM server (`tests/fakes/fake_llm.py`) running in a
 child process, so the server's parsing of every request body costs neither this process's CPU nor its memory.
-The server answers each call with one tool call, round robin, all of them real and read-only: Read of a file
-copied from the standard library (a different one each time, so no "unchanged" stubs), Bash (`seq 1 N`,
-`ls -la`, `cat` of a file: up to Bash's 30,000-character cap), Grep (content mode). So the history and the
-transcript grow by about 25 KB per call and reach several MB, as in a real long session.
+The server answers each call with one tool call, round robin, all of them real and read-only:
 
-Per call (timestamps taken in this process, tools' own run time excluded):
+* `--results large` (the default): Read of a file copied from the standard library (a different one each time,
+  so no "unchanged" stubs), Bash (`seq 1 N`, `ls -la`, `cat` of a file: up to Bash's 30,000-character cap), Grep
+  (content mode). The history and the transcript grow by about 25 KB per call, and compaction acts.
+* `--results small`: the same tools with a few lines each (Read with a limit, `echo`, Grep's first two files),
+  with a 400k window and a 120k-token compaction threshold: the request grows by two short messages per call,
+  to 2,000 messages at 1,000 calls, and stays under the threshold, so nothing but the history's length changes
+  from call to call.
 
-* ours — the agent's work: from the previous tool results to the model call (autocompact check, compaction
-  stages ①–③, the request), the provider's message conversion (`build_body`), and the bookkeeping after the
-  answer and after the tool (history, transcript line, context meter, "seen whole" ids, events);
-* serialise — JSON-encoding the request body as httpx does: this part is inherently proportional to the
-  request, which must be sent whole on every call (the wire formats are stateless). It is timed on its own,
-  outside "ours", by encoding the body built for the same request once more.
+Grep searches a fixed folder of 20 modules, so a tool's own cost does not grow with the workspace.
 
-Figures are medians over a window of calls around calls 1, 100 and 300 (±5 calls), the ratio of the late
-window to the first, the request and transcript sizes, and the process's RSS at the end and its peak.
+Per call, CPU time of this process (`time.process_time`, every thread; the server and the tools' child
+processes are other processes), from one model call to the next:
+
+* serialise — JSON-encoding the request body, timed where httpx does it: inherently proportional to the request,
+  which must be sent whole on every call (the wire formats are stateless);
+* ours — all the rest: the autocompact check, compaction stages ①–③, the provider's message conversion
+  (`convert`, shown apart too), streaming and parsing the answer, running the tool's in-process part, and the
+  bookkeeping (history, transcript line, context meter, "seen whole" ids, events).
+
+Figures are medians over a window of calls around calls 1, 100, 300 and N (±5 calls), the ratio of the last
+window to the first, the request's size and message count, and the process's RSS there (and its peak).
 Deterministic input; timings on a shared machine are noisy, so read ratios within one run.
-Run: `.venv/bin/python -m benchmarks.long_session [--calls 300] [--wire openai|anthropic]` from the repo root.
+Run: `.venv/bin/python -m benchmarks.long_session [--calls 300] [--wire openai|anthropic] [--results large|small]`
+from the repo root.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +54,13 @@ import msgspec
 from ._stats import fmt_seconds
 
 API_KEY = "test-key"
-WINDOW = 5
+WINDOW = 20
 """Calls on each side of a reported call that its median covers."""
+GREP_FILES = 20
+"""Modules in the folder Grep searches (fixed: the tool's own cost must not grow with the session)."""
+SMALL_WINDOW_TOKENS = "400000"
+SMALL_THRESHOLD_CHARS = "480000"
+"""The window and compaction threshold (120k tokens) of a `--results small` session: the request stays under it."""
 
 
 def stdlib_files(count: int) -> list[Path]:
@@ -59,22 +72,34 @@ def stdlib_files(count: int) -> list[Path]:
     return [found[i % len(found)] for i in range(count)]
 
 
-def tool_calls(calls: int, files: Sequence[str]) -> list[dict[str, Any]]:
-    """The fake server's script: calls-1 tool calls (Read, Bash, Read, Grep, ...), then a final answer."""
+def tool_calls(calls: int, files: Sequence[str], results: str = "large") -> list[dict[str, Any]]:
+    """The fake server's script: calls-1 tool calls (Read, Bash, Read, Grep, ...), then a final answer. `large`:
+    whole files and long outputs (≈25 KB a call, so compaction acts); `small`: a few lines each (the request
+    grows by two short messages a call and stays under the compaction threshold)."""
     script: list[dict[str, Any]] = []
     reads = iter(files)
+    small = results == "small"
     for i in range(calls - 1):
         kind = i % 4
         if kind in (0, 2):
-            call = {"name": "Read", "arguments": {"file_path": next(reads)}}
+            arguments: dict[str, Any] = {"file_path": next(reads)}
+            if small:
+                arguments.update(offset=1 + i % 50, limit=2)
+            call = {"name": "Read", "arguments": arguments}
             text = "Reading it."
         elif kind == 1:
-            commands = [f"seq 1 {5000 + 37 * i}", "ls -la src", f"cat {files[i % len(files)]}"]
+            if small:
+                commands = [f"echo step {i}", "pwd", "echo ok"]
+            else:
+                commands = [f"seq 1 {5000 + 37 * i}", "ls -la src", f"cat {files[i % len(files)]}"]
             call = {"name": "Bash", "arguments": {"command": commands[(i // 4) % 3], "description": "look"}}
             text = "Running it."
         else:
             patterns = ["def [a-z_]+\\(self", "import ", "return None", "class [A-Z]"]
-            call = {"name": "Grep", "arguments": {"pattern": patterns[(i // 4) % 4], "output_mode": "content"}}
+            arguments = {"pattern": patterns[(i // 4) % 4], "path": "lib", "output_mode": "content"}
+            if small:
+                arguments.update(output_mode="files_with_matches", head_limit=2)
+            call = {"name": "Grep", "arguments": arguments}
             text = "Searching."
         script.append({"type": "reply", "text": text, "tool_calls": [call]})
     script.append({"type": "reply", "text": "Done: the session is over."})
@@ -114,22 +139,49 @@ def rss_kb() -> tuple[int, int]:
 
 
 class Timings(msgspec.Struct):
-    """Per-call samples in seconds (index 0 = call 1)."""
+    """Per-call samples (index 0 = call 1): CPU seconds, sizes, RSS."""
 
-    ours: list[float] = msgspec.field(default_factory=list)
-    before: list[float] = msgspec.field(default_factory=list)
-    """Part of `ours`: from the previous tool results to the model call (autocompact check, stages ①–③)."""
-    convert: list[float] = msgspec.field(default_factory=list)
-    """Part of `ours`: the provider's `build_body` (message conversion)."""
+    total: list[float] = msgspec.field(default_factory=list)
+    """CPU from this call's start to the next one's (the last: to the end of the session)."""
     serialise: list[float] = msgspec.field(default_factory=list)
+    convert: list[float] = msgspec.field(default_factory=list)
     body_bytes: list[int] = msgspec.field(default_factory=list)
+    messages: list[int] = msgspec.field(default_factory=list)
+    rss_kb: list[int] = msgspec.field(default_factory=list)
+    context_tokens: int = 0
+    """Estimated tokens of the history at the end (the fake server reports a fixed usage)."""
+    threshold_tokens: int = 0
+    """Where compaction's stage ② starts making room."""
+
+    @property
+    def ours(self) -> list[float]:
+        return [t - s for t, s in zip(self.total, self.serialise, strict=True)]
+
+
+class _Clock:
+    """CPU time of this process, less what the benchmark's own bookkeeping took."""
+
+    def __init__(self) -> None:
+        self.own = 0.0
+
+    def now(self) -> float:
+        return time.process_time() - self.own
+
+    def measuring(self) -> float:
+        return time.process_time()
+
+    def done_measuring(self, started: float) -> None:
+        self.own += time.process_time() - started
 
 
 async def run_session(wire: str, url: str, workspace: Path, calls: int) -> tuple[Timings, float]:
-    """Drive one session of `calls` model calls; per-call timings and the wall time of the whole session."""
+    """Drive one session of `calls` model calls; per-call figures and the wall time of the whole session."""
+    import importlib
+
     from react_agent_mini.app import SessionOptions, build_session
+    from react_agent_mini.compact.tokens import estimate_messages_tokens
     from react_agent_mini.config import ProviderConfig
-    from react_agent_mini.events import ModelEvent, ModelResponse, ToolFinished, ToolResults, ToolStarted
+    from react_agent_mini.events import ModelEvent
     from react_agent_mini.providers.base import ModelRequest
 
     if wire == "openai":
@@ -138,52 +190,61 @@ async def run_session(wire: str, url: str, workspace: Path, calls: int) -> tuple
         config = ProviderConfig("anthropic", "claude-sonnet-4-5", base_url=url, api_key=API_KEY, max_retries=0)
     built = build_session(config, SessionOptions(workspace, max_turns=calls))
     session, provider = built.session, built.provider
-    build_body: Callable[[ModelRequest], dict[str, Any]] = provider.build_body  # type: ignore[attr-defined]
     inner = session.deps.call_model
-
+    clock = _Clock()
     timings = Timings()
-    marks: dict[str, float] = {}
-    loop_part: list[float] = []  # per call: the loop's share before the call and after the answer
+    started_call: list[float] = []
 
-    def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        async def timed() -> AsyncGenerator[ModelEvent, None]:
-            entered = time.perf_counter()
-            before = entered - marks.pop("results", entered)  # previous results → this call (0 for the first)
-            # Measured here and excluded from "ours": the provider does the same work again inside the call.
-            body = build_body(request)
-            built_at = time.perf_counter()
-            data = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-            encoded_at = time.perf_counter()
-            timings.serialise.append(encoded_at - built_at)
-            timings.body_bytes.append(len(data))
-            loop_part.append(before + (built_at - entered))
-            timings.before.append(before)
-            timings.convert.append(built_at - entered)
-            del body, data
-            async for event in inner(request):
-                if isinstance(event, ModelResponse):
-                    marks["response"] = time.perf_counter()
-                yield event
+    # Timed where the work happens, not done a second time: httpx's encoding of the body, the provider's
+    # conversion of the messages.
+    content: Any = importlib.import_module("httpx._content")  # where httpx encodes a JSON body
+    real_dumps = content.json_dumps
+    kind = type(provider)
+    real_build = kind.build_body  # type: ignore[attr-defined]
 
-        return timed()
+    def timed_dumps(obj: Any, **kwargs: Any) -> str:
+        began = time.process_time()
+        text: str = real_dumps(obj, **kwargs)
+        timings.serialise[-1] += time.process_time() - began
+        timings.body_bytes[-1] += len(text)
+        return text
 
+    def timed_build(self: Any, request: ModelRequest) -> dict[str, Any]:
+        began = time.process_time()
+        body: dict[str, Any] = real_build(self, request)
+        timings.convert[-1] += time.process_time() - began
+        return body
+
+    def call_model(request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        now = clock.now()
+        measuring = clock.measuring()
+        if started_call:
+            timings.total.append(now - started_call[-1])
+        started_call.append(now)
+        timings.serialise.append(0.0)
+        timings.convert.append(0.0)
+        timings.body_bytes.append(0)
+        timings.messages.append(len(request.messages))
+        timings.rss_kb.append(rss_kb()[0])
+        clock.done_measuring(measuring)
+        return inner(request)
+
+    content.json_dumps = timed_dumps
+    kind.build_body = timed_build  # type: ignore[attr-defined]
     session.deps = msgspec.structs.replace(session.deps, call_model=call_model)
-    started = time.perf_counter()
+    wall_start = time.perf_counter()
     try:
-        async for event in session.run_turn("Look through this repository: read, run and search as you go."):
-            now = time.perf_counter()
-            if isinstance(event, ToolStarted) and "response" in marks:
-                loop_part[-1] += now - marks.pop("response")  # answer → tool starts
-            elif isinstance(event, ToolFinished):
-                marks["finished"] = now
-            elif isinstance(event, ToolResults):
-                loop_part[-1] += now - marks.pop("finished", now)  # tool done → results in history and on disk
-                marks["results"] = now
-        wall = time.perf_counter() - started
+        async for _event in session.run_turn("Look through this repository: read, run and search as you go."):
+            pass
+        timings.total.append(clock.now() - started_call[-1])
+        wall = time.perf_counter() - wall_start
+        timings.context_tokens = estimate_messages_tokens(session.messages)
+        timings.threshold_tokens = session.compact.threshold_tokens
     finally:
+        content.json_dumps = real_dumps
+        kind.build_body = real_build  # type: ignore[attr-defined]
         await provider.aclose()
         built.recorder.close()
-    timings.ours = loop_part
     return timings, wall
 
 
@@ -193,35 +254,39 @@ def window(samples: Sequence[float], call: int) -> list[float]:
     return list(samples[low : min(len(samples), call + WINDOW)])
 
 
-def report(timings: Timings, wall: float, calls: int, transcript: int, wire: str) -> None:
-    points = sorted({1, min(100, calls), calls})
-    rss, peak = rss_kb()
+def median_at(samples: Sequence[float], call: int) -> float:
+    return statistics.median(window(samples, call))
+
+
+def report(timings: Timings, wall: float, calls: int, transcript: int, wire: str, results: str) -> None:
+    made = len(timings.total)
+    points = sorted({1, min(100, made), min(300, made), made})
+    _rss, peak = rss_kb()
+    ours = timings.ours
     print(
-        f"long session: {len(timings.ours)} model calls ({wire} wire, loopback fake server in a child process), "
-        f"python {sys.version.split()[0]}; medians over calls n±{WINDOW}"
+        f"long session: {made} model calls ({wire} wire, {results} results, loopback fake server in a child "
+        f"process), python {sys.version.split()[0]}; CPU of this process per call, medians over calls n±{WINDOW}"
     )
-    print(f"{'call':>6} {'ours':>10} {'(to call':>10} {'convert':>9} {'rest)':>9} {'serialise':>10} {'request':>9}")
+    print(f"{'call':>6} {'ours':>10} {'(convert)':>10} {'serialise':>10} {'request':>9} {'messages':>9} {'RSS':>7}")
     for call in points:
-        ours = statistics.median(window(timings.ours, call))
-        before = statistics.median(window(timings.before, call))
-        convert = statistics.median(window(timings.convert, call))
-        rest = [o - b - c for o, b, c in zip(timings.ours, timings.before, timings.convert, strict=True)]
-        ser = statistics.median(window(timings.serialise, call))
-        body = statistics.median(window([float(b) for b in timings.body_bytes], call))
+        body = median_at([float(b) for b in timings.body_bytes], call)
         print(
-            f"{call:>6} {fmt_seconds(ours):>10} {fmt_seconds(before):>10} {fmt_seconds(convert):>9} "
-            f"{fmt_seconds(statistics.median(window(rest, call))):>9} {fmt_seconds(ser):>10} {body / 1000:>6.0f} KB"
+            f"{call:>6} {fmt_seconds(median_at(ours, call)):>10} {fmt_seconds(median_at(timings.convert, call)):>10} "
+            f"{fmt_seconds(median_at(timings.serialise, call)):>10} {body / 1000:>6.0f} KB "
+            f"{timings.messages[call - 1]:>9} {timings.rss_kb[call - 1] / 1024:>4.0f} MB"
         )
-    first = statistics.median(window(timings.ours, 1))
-    last = statistics.median(window(timings.ours, calls))
-    ser_first = statistics.median(window(timings.serialise, 1))
-    ser_last = statistics.median(window(timings.serialise, calls))
-    ratios = f"ours, call {calls} / call 1: {last / first:.2f}×   serialise: {ser_last / ser_first:.2f}×"
-    print(ratios)
-    total_ours, total_serialise = fmt_seconds(sum(timings.ours)), fmt_seconds(sum(timings.serialise))
-    print(f"ours, all calls: total {total_ours}; serialise total {total_serialise}")
+    # Against call 100 (or the first), not call 1: the first call also pays for what is done once (lazy imports).
+    base = points[1] if len(points) > 2 else points[0]
+    first, last = median_at(ours, base), median_at(ours, made)
+    ser_first, ser_last = median_at(timings.serialise, base), median_at(timings.serialise, made)
+    print(f"ours, call {made} / call {base}: {last / first:.2f}×   serialise: {ser_last / ser_first:.2f}×")
+    print(f"ours, all calls: total {fmt_seconds(sum(ours))}; serialise total {fmt_seconds(sum(timings.serialise))}")
     print(f"session wall time {fmt_seconds(wall)} (tools and the server included)")
-    print(f"transcript {transcript / 1e6:.1f} MB; RSS at the end {rss / 1024:.0f} MB, peak {peak / 1024:.0f} MB")
+    print(
+        f"history at the end ~{timings.context_tokens:,} tokens; compaction makes room over "
+        f"{timings.threshold_tokens:,}"
+    )
+    print(f"transcript {transcript / 1e6:.1f} MB; RSS peak {peak / 1024:.0f} MB")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,6 +295,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--calls", type=int, default=300, metavar="N", help="model calls in the session (300)")
     parser.add_argument("--wire", choices=["openai", "anthropic"], default="openai")
+    parser.add_argument(
+        "--results",
+        choices=["large", "small"],
+        default="large",
+        help="large: whole files and long outputs (compaction acts); small: a few lines (it never does)",
+    )
     parser.add_argument("--save-transcript", type=Path, metavar="PATH", help="copy the session's transcript here")
     args = parser.parse_args(argv)
     calls = max(2, args.calls)
@@ -240,17 +311,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = Path(tmp)
         workspace = work / "ws"
         (workspace / "src").mkdir(parents=True)
+        (workspace / "lib").mkdir()
         names: list[str] = []
         for i, source in enumerate(stdlib_files(calls // 2 + 1)):
             name = f"src/m{i:03d}_{source.name}"
             shutil.copyfile(source, workspace / name)
             names.append(name)
+        for source in stdlib_files(GREP_FILES):
+            shutil.copyfile(source, workspace / "lib" / source.name)
         # Sessions and settings live under the temporary directory, not the user's.
         os.environ["XDG_DATA_HOME"] = str(work / "data")
         os.environ["XDG_CONFIG_HOME"] = str(work / "config")
         for name in ("TRACE", "COMPACT", "COMPACT_THRESHOLD_CHARS", "AUTOCOMPACT", "MCP_CONFIG", "ALLOW_WRITE"):
             os.environ.pop(name, None)
-        server, url = start_server(tool_calls(calls, names), work)
+        os.environ.pop("CONTEXT_WINDOW_TOKENS", None)
+        if args.results == "small":
+            os.environ.update(CONTEXT_WINDOW_TOKENS=SMALL_WINDOW_TOKENS, COMPACT_THRESHOLD_CHARS=SMALL_THRESHOLD_CHARS)
+        server, url = start_server(tool_calls(calls, names, args.results), work)
         try:
             timings, wall = asyncio.run(run_session(args.wire, url, workspace, calls))
         finally:
@@ -260,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         size = sum(p.stat().st_size for p in transcripts)
         if args.save_transcript is not None and transcripts:
             shutil.copyfile(transcripts[0], args.save_transcript)
-        report(timings, wall, calls, size, args.wire)
+        report(timings, wall, calls, size, args.wire, args.results)
     return 0
 
 

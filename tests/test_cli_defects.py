@@ -90,7 +90,7 @@ def test_in_the_repl_a_broken_settings_file_asks_for_every_call_until_it_is_fixe
         term.line("read the notes")
         asked = term.expect("Allow? [y/a/N]")
         assert "Read notes.txt" in asked and ".claude/settings.json could not be understood" in asked
-        term.line("y")
+        term.send("y")
         term.expect("read it once")
         term.prompt()
         settings.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))

@@ -93,9 +93,18 @@ def test_a_record_the_disk_cut_off_is_removed_before_the_next_continue(fake_llm:
     assert first.returncode == 0, first.stderr
     path = the_session(tmp_path)
     lines = path.read_bytes().splitlines(keepends=True)
-    assert len(lines) == 5  # meta, the task, the tool call, its result, the answer
+    # meta, the task, the tool call and what that model call cost, its result, the answer and what it cost
+    assert [json.loads(line)["type"] for line in lines] == [
+        "meta",
+        "message",
+        "message",
+        "call",
+        "message",
+        "message",
+        "call",
+    ]
     # The disk filled up while the tool result was written: half of it reached the file, nothing after it.
-    path.write_bytes(b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
+    path.write_bytes(b"".join(lines[:4]) + lines[4][: len(lines[4]) // 2])
 
     fake_llm.enqueue(Reply(text="second answer"))
     second = ram("-c", "second", env=env_for("openai", fake_llm), cwd=tmp_path)

@@ -22,6 +22,7 @@ from .config import ProviderConfig, build_provider
 from .context.knowledge import Knowledge
 from .context.system_prompt import BASE_PROMPT
 from .custom_commands.catalog import CommandCatalog
+from .events import AssistantTurn
 from .extension_points import add_agent_tool, reinjected, reset_tools, restore_tools
 from .hooks import Hooks
 from .ids import new_uuid
@@ -51,15 +52,18 @@ SYSTEM_PROMPT = BASE_PROMPT
 def default_tools() -> ToolRegistry:
     """The built-in tools, in the order the model sees them."""
     from .tools.bash import BashTool
+    from .tools.bash_output import BashOutputTool
     from .tools.echo import EchoTool
     from .tools.edit import EditTool
     from .tools.glob import GlobTool
     from .tools.grep import GrepTool
+    from .tools.kill_shell import KillShellTool
     from .tools.read import ReadTool
     from .tools.todo import TodoWriteTool
     from .tools.web_fetch import WebFetchTool
     from .tools.write import WriteTool
 
+    bash = BashTool()
     return ToolRegistry(
         [
             ReadTool(),
@@ -67,7 +71,9 @@ def default_tools() -> ToolRegistry:
             EditTool(),
             GlobTool(),
             GrepTool(),
-            BashTool(),
+            bash,
+            BashOutputTool(bash.background),  # the shells Bash starts with run_in_background
+            KillShellTool(bash.background),
             WebFetchTool(),
             EchoTool(),
             TodoWriteTool(),
@@ -238,6 +244,7 @@ def build_session(
 
         def count(usage: Usage) -> None:
             session.totals.usage += usage
+            recorder.called(usage, page_model, kind="page")
 
         attach_page_reader(tools, config, page_model, count)
     warnings += knowledge.warnings
@@ -251,6 +258,11 @@ def build_session(
     restore_tools(session)
     session.on_message = recorder.append
     session.on_rewrite = recorder.rewrite
+
+    def called(usage: Usage, turn: AssistantTurn | None) -> None:
+        recorder.called(usage, provider.model, turn)  # the model now: a driving program may switch it
+
+    session.on_call = called
     if os.environ.get("RAM_CHECKPOINTS", "1") != "0":  # what Write, Edit and Bash change is kept for /rewind
         context.changes = checkpoints_for(session, recorder)
     agents = AgentCatalog(cwd, os.environ)

@@ -3,7 +3,9 @@
 `add_claude_code_flags` declares them (argparse only: `ram --help` and `--version` stay light); `session_fields`
 turns their values into what the session needs — the system prompt, the built-in tools, MCP servers, the session
 id — reading the files they name. Flags that mean nothing to ram are accepted and listed in `--help` as such.
-What each flag does and why is in `../shared/reference/claude-code-sdk-protocol.md` §1.
+What each flag means is Claude Code's (its CLI reference); which ones a driving program passes is what the Agent
+SDK's subprocess transport and claude-code-acp put on the command line. An unknown flag is a one-line error with
+the nearest real one (`cli.parse_command_line`).
 """
 
 from __future__ import annotations

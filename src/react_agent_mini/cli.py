@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
@@ -36,6 +36,10 @@ modes:
                           back to right after TURN (--code, --conversation, --force; ram rewind --help)
   ram trust [PATH]        show what a folder's own hooks, MCP servers and allow rules would do, and trust them
                           (until then they are left out; ram trust --help)
+  ram usage               tokens, cache share and cost of the saved sessions, by day, project, model or session
+                          (--since, --until, --by, --json; ram usage --help)
+  ram view [SESSION|DIR]  a session (this directory's newest, an id, or a transcript) or a ram batch --out DIR
+                          as one self-contained HTML file: conversation, model calls, context, cost (-o FILE)
   ram acp                 an Agent Client Protocol agent on stdin/stdout, for editors (Zed, Neovim, ...)
   ram batch TASKS --out DIR   run a JSONL of tasks, each in its own clone (ram batch --help)
   ram --input-format stream-json --output-format stream-json
@@ -47,12 +51,13 @@ environment:
   OPENAI_BASE_URL         default https://api.deepseek.com (a loopback URL needs no key)
   OPENAI_MODEL            default deepseek-chat
   ANTHROPIC_API_KEY       key for the Anthropic Messages API (ANTHROPIC_AUTH_TOKEN for bearer gateways)
-  ANTHROPIC_BASE_URL      default https://api.anthropic.com
+  ANTHROPIC_BASE_URL      default https://api.anthropic.com (a loopback URL needs no key)
   ANTHROPIC_MODEL         default claude-sonnet-4-5
   QUERY_MOCK=1            same as --mock
   RAM_MAX_OUTPUT_TOKENS   output limit per model call (default: provider's; Anthropic 8192)
   RAM_MAX_RETRIES         retries of a failed model call (default 4)
   RAM_STREAM_IDLE_TIMEOUT seconds of silence mid-answer before the stream is retried (default 60)
+  RAM_FIRST_BYTE_TIMEOUT  seconds a model call may take to send its first byte before it is retried (default 600)
   ALLOW_WRITE=1           headless: allow changes inside the workspace instead of denying them
   TRACE=1                 one [trace] line per loop event on stderr (never keys or contents)
   COMPACT=0               no context compaction (COMPACT_PROFILE=seed: upstream's compact 2.0 pipeline exactly;
@@ -80,7 +85,8 @@ exit codes:
   0    completed
   1    error (model API failure after retries, or an internal error); with --input-format stream-json:
        the last result was an error (also after --max-turns, an interrupt or --max-budget-usd)
-  2    usage or configuration error (e.g. no API key, a settings file that cannot be parsed)
+  2    usage or configuration error (e.g. no API key, a settings file that cannot be parsed, a model the server
+       does not have)
   3    stopped at --max-turns
   129  hung up (SIGHUP, e.g. the terminal closed; stopped as for Ctrl+C)
   130  interrupted (Ctrl+C)
@@ -89,8 +95,39 @@ exit codes:
 """
 
 
+class UsageParser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (`error: argument --max-turns: invalid int value: 'x'`) instead of
+    the usage block first; exit 2. `ram --help` is unchanged."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {message}\n")
+
+
+def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`argv` parsed; an unknown option ends the run (exit 2) with one line and the nearest real option:
+    `error: unknown option --modle (did you mean --model?); ram --help lists them`."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.error(unknown_argument(parser, extra))
+    return args
+
+
+def unknown_argument(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """What is wrong with the first argument `parser` did not take (an option, else a word after the options)."""
+    option = next((word for word in extra if word.startswith("-") and word != "-"), None)
+    if option is None:
+        return f"unexpected argument {extra[0]!r} (give the task as one argument, in quotes); ram --help lists them"
+    import difflib
+
+    name = option.split("=", 1)[0]
+    known = [flag for action in parser._actions for flag in action.option_strings if flag.startswith("--")]
+    near = difflib.get_close_matches(name if name.startswith("--") else "-" + name, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]}?)" if near else ""
+    return f"unknown option {name}{hint}; ram --help lists them"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="ram",
         description="react-agent-mini: a small, fast terminal coding agent (ReAct loop, tools, any model).",
         epilog=EPILOG,
@@ -204,8 +241,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .checkpoints.cli import main as rewind_main
 
         return rewind_main(args_list[1:])
+    if args_list[:1] == ["usage"]:  # tokens, cache share and cost of the saved sessions (usage/)
+        from .usage.cli import main as usage_main
+
+        return usage_main(args_list[1:])
+    if args_list[:1] == ["view"]:  # a session or a batch as one self-contained HTML file (view/)
+        from .view.cli import main as view_main
+
+        return view_main(args_list[1:])
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    args = parse_command_line(parser, args_list)
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
     try:
@@ -478,11 +523,11 @@ def _session_to_resume(args: argparse.Namespace) -> Path | int | None:
 
     cwd = Path.cwd()
     if args.continue_:
-        sessions = transcript.list_sessions(cwd)
+        sessions = transcript.session_paths(cwd)  # the newest is enough: no transcript is read to find it
         if not sessions:
             print("error: no saved session in this directory to continue", file=sys.stderr)
             return 2
-        found = sessions[0].path
+        found = sessions[0]
     elif args.resume:
         match = transcript.find_session(cwd, args.resume)
         if match is None:

@@ -2,6 +2,12 @@
 
 Precedence: command-line flags, then environment variables, then defaults. The key is held here and in the
 provider only; it is never traced, logged, or put in a prompt (`repr` hides it).
+
+One rule for keys, on both providers: a loopback base URL (`localhost`, `127.0.0.1`, `::1`) needs none — a local
+server (Ollama, llama.cpp, vLLM, a local Anthropic-compatible proxy) is used as if a key were set, and is sent a
+placeholder. Without a flag, the provider is the first of: an OpenAI key, an Anthropic key or token, a loopback
+`OPENAI_BASE_URL`, a loopback `ANTHROPIC_BASE_URL` (`provider_env.default_provider`, which `scripts/run` asks
+too, to choose between the offline demo and a real run).
 """
 
 from __future__ import annotations
@@ -9,12 +15,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Literal
-from urllib.parse import urlparse
 
 import msgspec
 
+from .provider_env import default_provider, is_loopback
 from .providers.base import ModelProvider
-from .providers.http import STREAM_IDLE_TIMEOUT
+from .providers.http import FIRST_BYTE_TIMEOUT, STREAM_IDLE_TIMEOUT
 
 ProviderKind = Literal["openai", "anthropic", "mock"]
 
@@ -23,10 +29,13 @@ DEFAULT_OPENAI_MODEL = "deepseek-chat"
 DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_RETRIES = 4
+LOCAL_KEY = "local"
+"""What a loopback server without a key is sent as the key (servers that check none accept anything)."""
 
 NO_KEY_MESSAGE = (
     "No API key found. Set OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with "
-    "OPENAI_BASE_URL) or ANTHROPIC_API_KEY, or run `ram --mock` for the offline scripted demo."
+    "OPENAI_BASE_URL) or ANTHROPIC_API_KEY, point OPENAI_BASE_URL or ANTHROPIC_BASE_URL at a local server "
+    "(no key needed), or run `ram --mock` for the offline scripted demo."
 )
 
 
@@ -47,6 +56,8 @@ class ProviderConfig(msgspec.Struct, frozen=True):
     max_retries: int = DEFAULT_MAX_RETRIES
     stream_idle_timeout: float = STREAM_IDLE_TIMEOUT
     """Seconds of silence mid-stream before the stream counts as dropped and is retried (RAM_STREAM_IDLE_TIMEOUT)."""
+    first_byte_timeout: float = FIRST_BYTE_TIMEOUT
+    """Seconds from a request until its answer's first line before the attempt is retried (RAM_FIRST_BYTE_TIMEOUT)."""
 
     def __repr__(self) -> str:  # never show the key
         return f"ProviderConfig(kind={self.kind!r}, model={self.model!r}, base_url={self.base_url!r})"
@@ -74,11 +85,6 @@ def _seconds_env(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def _is_loopback(url: str) -> bool:
-    host = urlparse(url).hostname or ""
-    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
-
-
 def resolve_provider(
     env: Mapping[str, str] | None = None,
     *,
@@ -92,45 +98,47 @@ def resolve_provider(
     retries = _int_env(env, "RAM_MAX_RETRIES")
     retries = DEFAULT_MAX_RETRIES if retries is None else retries
     idle = _seconds_env(env, "RAM_STREAM_IDLE_TIMEOUT", STREAM_IDLE_TIMEOUT)
+    first_byte = _seconds_env(env, "RAM_FIRST_BYTE_TIMEOUT", FIRST_BYTE_TIMEOUT)
     if mock or env.get("QUERY_MOCK") == "1" or provider == "mock":
         return ProviderConfig("mock", model or "mock-scripted", max_retries=retries)
     openai_key = env.get("OPENAI_API_KEY", "").strip()
     anthropic_key = env.get("ANTHROPIC_API_KEY", "").strip()
     anthropic_token = env.get("ANTHROPIC_AUTH_TOKEN", "").strip()
     if provider is None:
-        if openai_key:
-            provider = "openai"
-        elif anthropic_key or anthropic_token:
-            provider = "anthropic"
-        elif env.get("OPENAI_BASE_URL") and _is_loopback(env["OPENAI_BASE_URL"]):
-            provider = "openai"  # a local server (Ollama, llama.cpp, vLLM) needs no key
-        else:
+        provider = default_provider(env)
+        if provider is None:
             raise ConfigError(NO_KEY_MESSAGE)
     if provider == "openai":
         base_url = env.get("OPENAI_BASE_URL", "").strip() or DEFAULT_OPENAI_BASE_URL
-        if not openai_key and not _is_loopback(base_url):
-            raise ConfigError("OPENAI_API_KEY is not set (needed for " + base_url + "); or use `--mock`.")
+        if not openai_key and not is_loopback(base_url):
+            raise ConfigError(f"OPENAI_API_KEY is not set (needed for {base_url}); or use `--mock`.")
         return ProviderConfig(
             "openai",
             model or env.get("OPENAI_MODEL", "").strip() or DEFAULT_OPENAI_MODEL,
             base_url,
-            api_key=openai_key or "local",
+            api_key=openai_key or LOCAL_KEY,
             max_output_tokens=max_output,
             max_retries=retries,
             stream_idle_timeout=idle,
+            first_byte_timeout=first_byte,
         )
     if provider == "anthropic":
-        if not anthropic_key and not anthropic_token:
-            raise ConfigError("ANTHROPIC_API_KEY is not set; set it, or use `--mock`.")
+        base_url = env.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_ANTHROPIC_BASE_URL
+        if not anthropic_key and not anthropic_token and not is_loopback(base_url):
+            raise ConfigError(
+                f"ANTHROPIC_API_KEY is not set (needed for {base_url}; a gateway may take ANTHROPIC_AUTH_TOKEN "
+                "instead); or use `--mock`."
+            )
         return ProviderConfig(
             "anthropic",
             model or env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_ANTHROPIC_MODEL,
-            env.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_ANTHROPIC_BASE_URL,
-            api_key=anthropic_key,
+            base_url,
+            api_key=anthropic_key or ("" if anthropic_token else LOCAL_KEY),
             auth_token=anthropic_token,
             max_output_tokens=max_output,
             max_retries=retries,
             stream_idle_timeout=idle,
+            first_byte_timeout=first_byte,
         )
     raise ConfigError(f"unknown provider {provider!r}: use openai, anthropic or --mock")
 
@@ -146,6 +154,7 @@ def build_provider(config: ProviderConfig, *, mock_chunk_delay: float = 0.0) -> 
             config.model,
             config.max_output_tokens,
             idle_timeout=config.stream_idle_timeout,
+            first_byte_timeout=config.first_byte_timeout,
         )
     if config.kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
@@ -157,6 +166,7 @@ def build_provider(config: ProviderConfig, *, mock_chunk_delay: float = 0.0) -> 
             config.max_output_tokens,
             config.auth_token,
             idle_timeout=config.stream_idle_timeout,
+            first_byte_timeout=config.first_byte_timeout,
         )
     from .providers.mock import MockProvider
 

@@ -64,6 +64,9 @@ class AssistantTurn(msgspec.Struct, frozen=True):
     message: Message
     stop_reason: StopReason
     usage: Usage
+    request: object = None
+    """The `providers.base.ModelRequest` answered, which the transcript's call record measures (an object here:
+    this module sits below the providers)."""
 
 
 class ToolStarted(msgspec.Struct, frozen=True):
@@ -129,6 +132,8 @@ class Terminal(msgspec.Struct, frozen=True):
     context_limit: int | None = None
     """Set when the error was the model refusing a request longer than its window: the window it stated (0 when
     it did not say). The session then compacts and tries once more."""
+    configuration: bool = False
+    """The error is the user's setup (the server has no such model, or is not this kind of endpoint): exit 2."""
 
 
 QueryEvent: TypeAlias = (

@@ -138,7 +138,11 @@ async def run_headless(
                     text = ""
                 elif command is not None:
                     text, inject, scope = command.text, command.attached, command.scope
-                async for event in host.turn(text, inject=inject, scope=scope) if text else _nothing():
+                typed = command is None and name not in ("init", "compact")  # a plain task: its @files attach
+                if text and isinstance(renderer, TextRenderer):  # says so when the model is silent (from the request)
+                    after = min(WAITING_AFTER, config.stream_idle_timeout / 2)
+                    watcher = asyncio.ensure_future(renderer.watch_silence(after))
+                async for event in host.turn(text, inject=inject, scope=scope, files=typed) if text else _nothing():
                     if isinstance(event, Remark):
                         err.write(f"{visible(event.text)}\n")
                         continue
@@ -148,10 +152,6 @@ async def run_headless(
                         announced = True
                         if isinstance(renderer, StreamJsonRenderer):
                             renderer.init(init_info(host))
-                        if isinstance(renderer, TextRenderer):  # says so on a terminal when the model goes quiet
-                            watcher = asyncio.ensure_future(
-                                renderer.watch_silence(min(WAITING_AFTER, config.stream_idle_timeout / 2))
-                            )
                     if isinstance(event, AssistantTurn):
                         api_seconds += time.monotonic() - api_started
                         summary.result = event.message.text

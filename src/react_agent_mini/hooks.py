@@ -8,7 +8,9 @@ with a matcher on tool names. It receives the event's JSON (Claude Code's field 
 settings files (`command_hooks`), the Claude Agent SDK's hook callbacks over stream-json, a library caller — and
 all feed this one mechanism. Matching handlers of one event run concurrently; their answers are combined into
 one `HookVerdict` (deny beats ask beats allow; any block blocks). A handler that fails or exceeds its timeout
-costs one warning and has no effect.
+costs one warning and has no effect. Every text an answer carries (context, reasons, messages) is cut to
+`Hooks.text_tokens()` as it comes in: a hook may print megabytes, and what it says reaches the model's window
+and every later request (compact/hook_context.py).
 """
 
 from __future__ import annotations
@@ -188,6 +190,8 @@ class Hooks:
         self.late: list[str] = []
         """Lines for the user from hooks that ran in the background (Notification), shown at the next chance."""
         self.background: set[asyncio.Future[HookVerdict]] = set()
+        self.text_tokens: Callable[[], int] = _default_text_tokens
+        """Estimated tokens each text of an answer may have (the session sets it from the model's window)."""
 
     def derived(self, **fields: Any) -> Hooks:
         """The same hooks (registered now or later) whose events also carry `fields` (a subagent's `agent_id`)."""
@@ -195,6 +199,7 @@ class Hooks:
         view.entries = self.entries
         view.late = self.late
         view.background = self.background
+        view.text_tokens = lambda: self.text_tokens()
         return view
 
     def take_late(self) -> list[str]:
@@ -240,12 +245,33 @@ class Hooks:
         # each handler gets its own copy, as a command hook gets JSON: what one does to it reaches neither the
         # others nor the history (a tool_input shares its lists and dicts with the tool_use block)
         outcomes = await asyncio.gather(*(_run_one(e, copy.deepcopy(payload)) for e in matching))
+        from .compact.hook_context import fit  # not at the top: compact/ imports tools/, which import hooks
+
+        tokens = self.text_tokens()
         for outcome in outcomes:
             if isinstance(outcome, str):
-                verdict.messages.append(outcome)
+                verdict.messages.append(fit(outcome, tokens))
             else:
-                verdict.add(outcome)
+                verdict.add(_fitted(outcome, tokens))
         return verdict
+
+
+def _default_text_tokens() -> int:
+    """The budget for the default window (a session sets its model's)."""
+    from .compact.hook_context import budget_tokens
+    from .compact.tokens import DEFAULT_CONTEXT_WINDOW
+
+    return budget_tokens(DEFAULT_CONTEXT_WINDOW)
+
+
+def _fitted(output: HookOutput, tokens: int) -> HookOutput:
+    """`output` with each text it carries for the model or the user cut to `tokens` (the same object when none
+    is over: the common case costs a length check)."""
+    from .compact.hook_context import fit
+
+    fields = ("stop_reason", "reason", "system_message", "permission_reason", "additional_context")
+    changed = {name: fitted for name in fields if (fitted := fit(text := getattr(output, name), tokens)) is not text}
+    return msgspec.structs.replace(output, **changed) if changed else output
 
 
 async def _run_one(entry: HookEntry, payload: dict[str, Any]) -> HookOutput | str:

@@ -6,9 +6,9 @@ permissions, knowledge, transcript, MCP servers) and does, in order, what each o
 
     build (sync; the REPL does it in a thread)  →  start (MCP servers connect and SessionStart hooks run in the
                                                          background)
-    turn(text) × N:  re-read changed settings → join ready MCP tools → attach @server:uri mentions → the
-                     SessionStart hooks' context (first turn) → run the turn (a command's `allowed-tools` and
-                     `model` for that turn only)
+    turn(text) × N:  re-read changed settings → join ready MCP tools → attach @server:uri mentions (and, for
+                     a message the user typed, its @path files: `mentions`) → the SessionStart hooks' context
+                     (first turn) → run the turn (a command's `allowed-tools` and `model` for that turn only)
     aclose():  SessionEnd hooks, MCP servers, then the provider, then the transcript — each one even if another
                fails or the closing task is cancelled; a second call does nothing.
 
@@ -204,10 +204,11 @@ class SessionHost:
         return self.built.session.turn_in_progress
 
     async def turn(
-        self, text: str, *, inject: Sequence[Message] = (), scope: TurnScope | None = None
+        self, text: str, *, inject: Sequence[Message] = (), scope: TurnScope | None = None, files: bool = False
     ) -> AsyncGenerator[HostEvent, None]:
         """Send `text` (after `inject`) and yield the turn's events; the last one is always a `Terminal`. `scope`:
-        what this turn may do besides (a custom command's `allowed-tools` and `model`)."""
+        what this turn may do besides (a custom command's `allowed-tools` and `model`). `files`: `text` is what the
+        user typed, so the files its `@path`s name are attached (`mentions`)."""
         if self._closed:
             raise RuntimeError("the session is closed")
         self.start()
@@ -234,7 +235,15 @@ class SessionHost:
                 yield Remark(f"warning: {warning}")
             if attached:
                 yield Remark(f"attached {len(attached)} MCP resource(s)")
-        events = built.session.run_turn(text, inject_before=[*opened, *attached, *inject])
+            if files:
+                from .mentions import attach_files
+
+                found = await attach_files(built, text)
+                attached += found.messages
+                for line in found.lines:
+                    yield Remark(line)
+        typed = scope.typed if scope is not None else ""
+        events = built.session.run_turn(text, inject_before=[*opened, *attached, *inject], typed=typed)
         with self._scoped(scope) as problems:
             for line in problems:
                 yield Remark(f"warning: {line}")

@@ -3,8 +3,9 @@
 Each iteration builds the outbound copy of the history through the compaction stages, streams one model call,
 appends the assistant message, runs its tool calls and appends their results. It ends with a `Terminal` event:
 `completed` (the model answered without tool calls), `max_turns`, `aborted` or `error` — unless a Stop hook
-blocks the stop, whose reason then goes to the model as a user message and the loop goes on. Everything with a
-side effect arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
+blocks the stop, whose reason then goes to the model as a user message and the loop goes on (at the turn limit,
+such a block ends the run at `max_turns`: the work the hook asks for is not done). Everything with a side effect
+arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from .abort import Aborted, AbortSignal
-from .compact.common import whole_and_partial
+from .compact.common import whole_ids
 from .compact.pipeline import (
     CompactOptions,
     apply_retain_tail_if_needed,
@@ -147,7 +148,7 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
             yield end("error", exc.message, exc.limit_tokens or 0)
             return
         except ProviderError as exc:
-            yield end("error", exc.message)
+            yield msgspec.structs.replace(end("error", exc.message), configuration=exc.configuration)
             return
         if response is None:
             yield end("error", "the model stream ended without a response")
@@ -155,12 +156,12 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
 
         assistant = msgspec.structs.replace(response.message, id=deps.new_id())
         messages.append(assistant)
-        yield AssistantTurn(assistant, response.stop_reason, response.usage)
+        yield AssistantTurn(assistant, response.stop_reason, response.usage, request)
         uses = assistant.tool_uses
         if not uses:
             if response.stop_reason == "max_tokens":
                 yield Notice(CUT_TEXT_NOTICE)
-            elif deps.hooks is not None and deps.hooks.active(deps.stop_event) and turn < params.max_turns:
+            elif deps.hooks is not None and deps.hooks.active(deps.stop_event):
                 fields = {"stop_hook_active": stop_hook_active}
                 try:
                     verdict = await params.signal.race(deps.hooks.run(deps.stop_event, fields))
@@ -170,6 +171,9 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
                 for line in verdict.messages:
                     yield Notice(line)
                 if verdict.block and not verdict.stop:  # the hook wants more work: its reason is the next prompt
+                    if turn >= params.max_turns:  # and there is no call left to do it with: not completed
+                        yield end("max_turns")
+                        return
                     stop_hook_active = True
                     reason = verdict.reason or f"A {deps.stop_event} hook asked you to continue."
                     followup = user_text(f"{deps.stop_event} hook feedback: {reason}", meta=True, id=deps.new_id())
@@ -212,8 +216,7 @@ def whole_result_ids(history: Sequence[Message], outbound: Sequence[Message]) ->
 
     An id that also answers a result the model did not get whole (a server that reused an id in a turn since
     dropped from the request) is left out: a Read stub must never point at content the model no longer has."""
-    whole, partial = whole_and_partial(history, outbound)  # no Python work per message: this runs every call
-    return frozenset(whole - partial)
+    return whole_ids(history, outbound)  # continued from the last call's: this runs every call
 
 
 def _position(uses: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock | None], use: ToolUseBlock) -> int | None:

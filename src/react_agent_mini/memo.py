@@ -14,13 +14,15 @@ never stand for another object while its value is cached. An optional `key` says
 on (compared with `==`, after identity). It is bounded, and simply starts afresh when full.
 
 `PrefixMemo` does the same for whole sequences that grow at their end: what was computed for the history at the
-last call is reused for the part the next call shares with it.
+last call is reused for the part the next call shares with it; `PrefixUnion` keeps a union (the call ids of a request)
+up to date the same way.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from functools import partial
 from itertools import compress, count
 from operator import is_not
@@ -163,3 +165,34 @@ class _Slot(Generic[T, V]):
         self.done = done
         self.used = used
         """The memo's call count when it was last continued."""
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+class PrefixUnion(Generic[T, K]):
+    """The union of `keys(item)` over a sequence that changes mostly at its end between calls (a request: the
+    history, cut now and then by compaction). Each call adds the keys of the items from the first one that is
+    not the very same object as last time, so it costs work for what changed, not for the whole sequence. It only
+    grows — the keys of items since dropped stay — until a sequence starts with another first item (another
+    conversation, a history rewritten by a summary), when it starts afresh. The set is shared with the memo: do
+    not change it."""
+
+    def __init__(self, keys: Callable[[T], Iterable[K]]) -> None:
+        self._keys = keys
+        self._items: tuple[T, ...] = ()
+        self._union: set[K] = set()
+        self.computed = 0
+        """How many items had their keys taken (not found, the very same, in the last call's sequence)."""
+        _ALL.append(self)
+
+    def __call__(self, items: Sequence[T]) -> AbstractSet[K]:
+        if not items or not self._items or items[0] is not self._items[0]:
+            self._union, same = set(), 0
+        else:
+            same = shared_prefix(self._items, items)
+        for item in items[same:]:
+            self._union.update(self._keys(item))
+        self.computed += len(items) - same
+        self._items = items if isinstance(items, tuple) else tuple(items)
+        return self._union

@@ -96,6 +96,9 @@ class Message(msgspec.Struct, frozen=True, weakref=True):
     """True for messages the agent injected (context, skill bodies, notices) rather than the user typed."""
     id: str = ""
     """Stable id for transcripts (empty when not assigned)."""
+    typed: str = ""
+    """What the user typed when the text is what that expanded to (a custom command: `/review src/app.py`), for
+    what lists the turns (`/rewind`); never sent to the model. Empty otherwise."""
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:
@@ -118,9 +121,9 @@ class Message(msgspec.Struct, frozen=True, weakref=True):
         return self.role == "user" and bool(self.content) and all(isinstance(b, TextBlock) for b in self.content)
 
 
-def user_text(text: str, *, meta: bool = False, id: str = "") -> Message:
+def user_text(text: str, *, meta: bool = False, id: str = "", typed: str = "") -> Message:
     """A user message holding one text block."""
-    return Message("user", (TextBlock(text),), meta=meta, id=id)
+    return Message("user", (TextBlock(text),), meta=meta, id=id, typed=typed)
 
 
 def assistant_text(text: str, *, id: str = "") -> Message:
@@ -229,12 +232,14 @@ def image_from_dict(raw: Mapping[str, Any]) -> ImageData:
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """A message as `{"role", "content": [...]}` plus `meta`/`id` when set."""
+    """A message as `{"role", "content": [...]}` plus `meta`/`id`/`typed` when set."""
     out: dict[str, Any] = {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
     if message.meta:
         out["meta"] = True
     if message.id:
         out["id"] = message.id
+    if message.typed:
+        out["typed"] = message.typed
     return out
 
 
@@ -244,7 +249,8 @@ def message_from_dict(raw: Mapping[str, Any]) -> Message:
     if role not in ("user", "assistant"):
         raise ValueError(f"unknown message role: {role!r}")
     blocks = tuple(block_from_dict(b) for b in raw.get("content", ()))
-    return Message(role, blocks, meta=bool(raw.get("meta")), id=str(raw.get("id", "")))
+    typed = str(raw.get("typed", ""))
+    return Message(role, blocks, meta=bool(raw.get("meta")), id=str(raw.get("id", "")), typed=typed)
 
 
 def unanswered_tool_uses(messages: Sequence[Message]) -> list[ToolUseBlock]:

@@ -42,6 +42,9 @@ OutputFormat = Literal["text", "json", "stream-json"]
 WAITING_AFTER = 5.0
 """Seconds of silence from the model after which a terminal says that it is waiting (the REPL's spinner, the
 `[waiting]` line of headless text output)."""
+WAITING_AFTER_OFF_TERMINAL = 15.0
+"""The same for headless text output whose stderr is a file or a pipe (a log, a CI job): later, as short waits are
+normal and each line stays."""
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -58,6 +61,8 @@ _EXIT_CODES = {
 
 
 def exit_code(terminal: Terminal) -> int:
+    if terminal.reason == "error" and terminal.configuration:  # e.g. a model the server does not have
+        return EXIT_USAGE
     if terminal.reason == "aborted" and terminal.error:  # refused rather than interrupted (a UserPromptSubmit hook)
         return EXIT_ERROR
     return _EXIT_CODES[terminal.reason]
@@ -237,12 +242,13 @@ class TextRenderer:
         self.err.flush()
 
     async def watch_silence(self, after: float) -> None:
-        """On a terminal: one `[waiting]` line on stderr whenever a model call has sent nothing for `after`
-        seconds. Runs beside the turn (started as it starts, cancelled when it ends)."""
+        """One `[waiting]` line on stderr whenever a model call (from the request on: the wait for the headers
+        counts) has sent nothing for `after` seconds on a terminal, `WAITING_AFTER_OFF_TERMINAL` elsewhere. Runs
+        beside the turn (started as it starts, cancelled when it ends)."""
         import asyncio
 
         if not _is_terminal(self.err):
-            return
+            after = max(after, WAITING_AFTER_OFF_TERMINAL)
         self._quiet_since, self._waiting_shown = time.monotonic(), False
         while True:
             await asyncio.sleep(min(1.0, after / 4))

@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import __version__, session_lock, transcript
-from .messages import Message
+from .call_record import call_fields
+from .events import AssistantTurn
+from .messages import Message, Usage
 from .providers.base import ModelProvider
 from .session import Session
 from .terminal_text import visible
@@ -148,6 +150,17 @@ class TranscriptRecorder:
             return
         try:
             self.transcript.compacted(messages)
+        except OSError as exc:
+            self._stop(exc)
+
+    def called(self, usage: Usage, model: str, turn: AssistantTurn | None = None, kind: str | None = None) -> None:
+        """A model call ended: record what it cost (and, for the loop's calls, what its request carried)."""
+        if self.transcript is None:
+            self._open_now()
+        if self.transcript is None:
+            return
+        try:
+            self.transcript.called(call_fields(usage, model, turn, kind))
         except OSError as exc:
             self._stop(exc)
 

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .abort import Aborted, AbortSignal
+from .compact import hook_context
 from .compact.controller import Compaction
 from .compact.pipeline import CompactOptions
 from .events import AssistantTurn, Compacted, Followup, Notice, QueryEvent, Terminal, ToolProgress, ToolResults
 from .ids import new_uuid
 from .loop import QueryDeps, QueryParams, query
 from .messages import Message, Usage, user_text
+from .providers.errors import with_hint
 from .tools.base import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
@@ -78,17 +80,28 @@ class Session:
         """Told of every message as it joins the history (the transcript writes it to disk at once)."""
         self.on_rewrite: Callable[[Sequence[Message]], None] | None = None
         """Told when a summary replaced the history (the transcript records a boundary)."""
+        self.on_call: Callable[[Usage, AssistantTurn | None], None] | None = None
+        """Told of each model call as it ends: its usage, and the loop's event (None for a summary's side call);
+        the transcript records it. A subagent's calls are in its own transcript."""
         self.messages: list[Message] = []
         self.totals = SessionTotals()
         self.compaction.on_usage = self._count_summary_call
         self._signal: AbortSignal | None = None
+        if deps.hooks is not None:  # what a hook says enters the history cut to its share of this model's window
+            deps.hooks.text_tokens = self._hook_text_tokens
+
+    def _hook_text_tokens(self) -> int:
+        return hook_context.budget_tokens(self.compaction.window)
 
     @property
     def turn_in_progress(self) -> bool:
         return self._signal is not None
 
-    async def run_turn(self, text: str, *, inject_before: Sequence[Message] = ()) -> AsyncGenerator[QueryEvent, None]:
-        """Append `inject_before` then the user's text, and run the loop; yields its events."""
+    async def run_turn(
+        self, text: str, *, inject_before: Sequence[Message] = (), typed: str = ""
+    ) -> AsyncGenerator[QueryEvent, None]:
+        """Append `inject_before` then the user's text, and run the loop; yields its events. `typed`: what the user
+        typed when `text` is what it expanded to (a custom command), kept on the message (`Message.typed`)."""
         if self._signal is not None:
             raise RuntimeError("a turn is already running")
         new = list(inject_before)
@@ -102,7 +115,7 @@ class Session:
                     yield line
                 if context is None:  # the prompt is not sent
                     return
-                new += [*context, user_text(text, id=self.deps.new_id())]
+                new += [*context, user_text(text, id=self.deps.new_id(), typed=typed)]
             if self.refresh_system_prompt is not None and (fresh := self.refresh_system_prompt()) is not None:
                 self.system_prompt = fresh
             for message in new:
@@ -115,6 +128,8 @@ class Session:
                     async for event in events:
                         if isinstance(event, AssistantTurn):
                             self._append(event.message)
+                            if self.on_call is not None:
+                                self.on_call(event.usage, event)
                             self.compaction.observe(event.usage, self.messages)
                             self.totals.usage += event.usage
                             self.totals.last_usage = event.usage
@@ -133,14 +148,14 @@ class Session:
                 if terminal is None:  # query() always ends with a Terminal
                     return
                 if terminal.context_limit is None or retried or not self.compact.enabled:
-                    yield terminal
+                    yield self._explained(terminal)
                     return
                 # The model refused the request as longer than its window: learn the window it stated, summarise
                 # the older history (as /compact does), and try once more.
                 retried = True
                 recovered = await self._fit_window(terminal.context_limit, signal)
                 if recovered is None:
-                    yield terminal
+                    yield self._explained(terminal)
                     return
                 yield recovered
         finally:
@@ -164,13 +179,24 @@ class Session:
             said.append(Notice(f"Your message was blocked by a UserPromptSubmit hook: {why}"))
             said.append(Terminal("aborted", 0, f"blocked by a UserPromptSubmit hook: {why}"))
             return said, None
-        return said, [user_text(context, meta=True, id=self.deps.new_id()) for context in verdict.context]
+        new_id = self.deps.new_id
+        return said, [hook_context.context_message("UserPromptSubmit", text, id=new_id()) for text in verdict.context]
+
+    def _explained(self, terminal: Terminal) -> Terminal:
+        """A refusal as too long that nothing here could answer, saying what fills the request (and not to set
+        `CONTEXT_WINDOW_TOKENS` when it is set) instead of the general hint."""
+        if terminal.context_limit is None:
+            return terminal
+        hint = self.compaction.refusal_hint(self.messages, self.system_prompt, self.tools.specs())
+        return msgspec.structs.replace(terminal, error=with_hint(terminal.error, hint))
 
     def _count_summary_call(self, usage: Usage) -> None:
         """A summary (autocompact, `/compact`, a refusal's recovery) is a model call too: it costs the same. It
         says nothing about the context in use, so `last_usage` and the meter stay as they are."""
         self.totals.usage += usage
         self.totals.model_calls += 1
+        if self.on_call is not None:
+            self.on_call(usage, None)
 
     def _params(self, signal: AbortSignal) -> QueryParams:
         return QueryParams(

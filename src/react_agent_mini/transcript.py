@@ -10,6 +10,8 @@ one JSON object per line:
 - `{"type": "rewind", "keep": N, "next": "<id>", "ts": ...}` when the conversation was rewound (`ram rewind`,
   `/rewind`): the history is cut before the message whose id is `next` (its first N messages). The file stays
   append-only: what was cut is still in it, before the record.
+- `{"type": "call", "kind": ..., "model": ..., "usage": {...}, ..., "ts": ...}` as each model call ends: what it
+  cost and what its request carried (call_record.py); loading skips it.
 Each record is one write of one line. One process at a time appends to a session: it holds the session's lock
 (`session_lock.py`), taken before the transcript is read for resuming or created. A write the disk refused half-way
 (ENOSPC, EFBIG) is taken back off, and a last line cut some other way (the process died mid-write) is removed
@@ -74,6 +76,8 @@ class SessionInfo(msgspec.Struct, frozen=True):
     preview: str
     """The first thing the user typed, on one line."""
     messages: int
+    """The messages the conversation holds once resumed (what `load` gives: after compaction, rewinds and repairs),
+    so the listing and the resumed session say the same number."""
 
 
 class TornTail(msgspec.Struct, frozen=True):
@@ -139,6 +143,10 @@ class Transcript:
     def rewound(self, keep: int, next_id: str) -> None:
         """Record that the history was cut to its first `keep` messages (`next_id`: the first one dropped)."""
         self._write({"type": "rewind", "keep": keep, "next": next_id, "ts": time.time()})
+
+    def called(self, fields: Mapping[str, Any]) -> None:
+        """Record a model call (`call_record.call_fields`)."""
+        self._write({"type": "call", **fields, "ts": time.time()})
 
     def compacted(self, messages: Sequence[Message]) -> None:
         """Record that the history was rewritten (an LLM summary): it replaces everything before."""
@@ -228,9 +236,15 @@ class LoadedSession(msgspec.Struct):
 
 def load(path: Path) -> LoadedSession:
     """Replay a transcript, in order, into a valid history."""
+    return _load(path)[0]
+
+
+def _load(path: Path) -> tuple[LoadedSession, str]:
+    """`load`, and the first thing the user typed (on one line, for listings; "" when nothing)."""
     meta: dict[str, Any] = {}
     messages: list[Message] = []
     skipped = 0
+    first = ""
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
@@ -240,6 +254,7 @@ def load(path: Path) -> LoadedSession:
                     meta = dict(record)
                 elif kind == "message":
                     messages.append(message_from_dict(record["message"]))
+                    first = first or _preview(messages[-1])
                 elif kind == "compact":
                     messages = [message_from_dict(m) for m in record["messages"]]
                 elif kind == "rewind":
@@ -249,7 +264,7 @@ def load(path: Path) -> LoadedSession:
     history, in_place, dangling = answer_in_place(messages)
     repaired = [_interrupted(dangling)] if dangling else []
     session_id = str(meta.get("session_id") or path.stem)
-    return LoadedSession(session_id, [*history, *repaired], meta, repaired, skipped, in_place)
+    return LoadedSession(session_id, [*history, *repaired], meta, repaired, skipped, in_place), first
 
 
 def _rewound(messages: list[Message], record: Mapping[str, Any]) -> list[Message]:
@@ -316,36 +331,39 @@ def _interrupted(uses: Sequence[ToolUseBlock]) -> Message:
     return Message("user", tuple(_interrupted_result(u) for u in uses), meta=True)
 
 
-def list_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> list[SessionInfo]:
-    """This workspace's sessions, newest first."""
+def session_paths(cwd: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """This workspace's transcripts, newest first, without reading them (`--continue` and `find_session` need
+    no more; `list_sessions` reads each one)."""
     directory = sessions_dir(cwd, env)
     if not directory.is_dir():
         return []
-    found = [_info(p) for p in directory.glob("*.jsonl")]
+    stamped: list[tuple[float, Path]] = []
+    for path in directory.glob("*.jsonl"):
+        try:
+            stamped.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    return [path for _, path in sorted(stamped, key=lambda item: item[0], reverse=True)]
+
+
+def list_sessions(cwd: Path, env: Mapping[str, str] | None = None) -> list[SessionInfo]:
+    """This workspace's sessions, newest first, each read for its preview and message count."""
+    found = [_info(p) for p in session_paths(cwd, env)]
     return sorted((i for i in found if i is not None), key=lambda i: i.modified, reverse=True)
 
 
 def _info(path: Path) -> SessionInfo | None:
+    # the whole replay, not a count of message records: compaction, rewinds and repairs change what a resumed
+    # session holds, and the listing says that number
     try:
         modified = path.stat().st_mtime
-        preview, count = "", 0
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if '"type": "message"' not in line:
-                    continue
-                count += 1
-                if not preview:
-                    preview = _preview(line)
+        loaded, preview = _load(path)
     except OSError:
         return None
-    return SessionInfo(path.stem, path, modified, preview, count)
+    return SessionInfo(path.stem, path, modified, preview, len(loaded.messages))
 
 
-def _preview(line: str) -> str:
-    try:
-        message = message_from_dict(json.loads(line)["message"])
-    except (ValueError, KeyError, TypeError):
-        return ""
+def _preview(message: Message) -> str:
     if message.role != "user" or message.meta:
         return ""
     return " ".join(message.text.split())[:80]
@@ -353,7 +371,7 @@ def _preview(line: str) -> str:
 
 def find_session(cwd: Path, session_id: str, env: Mapping[str, str] | None = None) -> Path | None:
     """A session of this workspace by id or unique id prefix."""
-    matches = [i.path for i in list_sessions(cwd, env) if i.session_id.startswith(session_id)]
+    matches = [path for path in session_paths(cwd, env) if path.stem.startswith(session_id)]
     return matches[0] if len(matches) == 1 else None
 
 

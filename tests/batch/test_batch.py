@@ -23,10 +23,12 @@ from .batch_support import (
     fixing_model,
     git,
     latest,
+    make_repo,
     make_tasks,
     requests_per_task,
     results,
     run_batch,
+    task_line,
     task_of,
 )
 
@@ -102,19 +104,27 @@ def test_a_batch_fixes_every_task_and_a_rerun_skips_them(fake_llm: FakeLLMServer
     summary = json.loads((out / "summary.json").read_text())
     assert summary["statuses"] == {"completed": 6, "failed": 1, "error": 2} and summary["bad_lines"] == 2
 
-    # a rerun skips every task with a result
+    # a rerun skips every task with a result, and says how to run again the ones that did not complete
     asked = len(fake_llm.requests)
     again = run_batch(tasks, out, fake_llm.openai_base_url, "--workers", "4")
     assert again.returncode == 1
     assert len(fake_llm.requests) == asked
-    assert "0 task(s) to run, 9 done before (skipped)" in again.stderr
+    hint = "3 did not complete: --retry-failed runs them again"
+    assert f"ram batch: 0 task(s) to run, 9 done before (skipped; {hint})\n" in again.stderr
+    assert f"\n{hint}\n" in again.stdout
     assert len(results(out)) == 9
 
-    # --retry-failed runs only the ones that did not complete
+    # --retry-failed runs only the ones that did not complete, on as many workers as the header and the footer say
     retried = run_batch(tasks, out, fake_llm.openai_base_url, "--workers", "4", "--retry-failed")
     assert retried.returncode == 1
     assert requests_per_task(fake_llm.requests[asked:]) == {"bad-1": STEPS}
-    assert sorted(row["id"] for row in results(out)[9:]) == ["bad-1", "gone", "t5"]
+    assert "ram batch: 3 task(s) to run, 6 done before (skipped) · pool · 3 worker(s)\n" in retried.stderr
+    assert " · pool × 3\n" in retried.stdout and json.loads((out / "summary.json").read_text())["workers"] == 3
+    assert f"\n{hint}\n" in retried.stdout  # they did not complete this time either
+    # one line per task: each retried task's new line replaced its old one (and comes last)
+    after = results(out)
+    assert sorted(row["id"] for row in after) == sorted([*ids, "gone"])
+    assert sorted(row["id"] for row in after[6:]) == ["bad-1", "gone", "t5"]
 
 
 def _children(pid: int) -> list[int]:
@@ -197,12 +207,14 @@ def test_a_429_pauses_every_worker_of_the_endpoint(fake_llm: FakeLLMServer, tmp_
 def test_time_limits_and_the_budget_stop_tasks_without_stopping_the_batch(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    tasks, _ = make_tasks(tmp_path, ["slow", "t1", "t2"])
+    # the slow task's model never answers, so its 2-second limit is the only way out; the others get 10 minutes of
+    # headroom (--timeout), which they never need, so a loaded machine cannot make them time out
+    tasks, _ = make_tasks(tmp_path, ["slow", "t1", "t2"], overrides={"slow": {"timeout": 2}})
     fixing = fixing_model()
     fake_llm.set_responder(lambda request: Hang() if task_of(request) == "slow" else fixing(request))
     out = tmp_path / "out"
 
-    done = run_batch(tasks, out, fake_llm.openai_base_url, "--workers", "2", "--timeout", "2", "--keep-workspaces")
+    done = run_batch(tasks, out, fake_llm.openai_base_url, "--workers", "2", "--timeout", "600", "--keep-workspaces")
 
     assert done.returncode == 1, done.stderr
     rows = latest(out)
@@ -222,6 +234,30 @@ def test_time_limits_and_the_budget_stop_tasks_without_stopping_the_batch(
     assert list(latest(budget_out)) == ["c1"]  # c2 was stopped, not recorded: the next run does it
     resumed = run_batch(budget_tasks, budget_out, fake_llm.openai_base_url, "--workers", "1")
     assert resumed.returncode == 0 and sorted(latest(budget_out)) == ["c1", "c2", "c3"]
+
+
+def test_a_base_commit_that_is_not_a_commit_of_the_repository_says_so(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repos" / "r0"
+    base = make_repo(repo, 0)
+    blob = git("rev-parse", "HEAD:calc.py", cwd=repo).strip()  # an object of the repository, but not a commit
+    lines = [task_line("gone", repo, "deadbeef"), task_line("blob", repo, blob), task_line("dash", repo, "--orphan")]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join([*lines, task_line("ok", repo, base)]) + "\n")
+    fake_llm.set_responder(fixing_model())
+    out = tmp_path / "out"
+
+    done = run_batch(tasks, out, fake_llm.openai_base_url, "--workers", "2")
+
+    assert done.returncode == 1, done.stderr
+    assert f"{tasks}:3: skipped: `base_commit` '--orphan' is not a commit (it starts with '-')\n" in done.stderr
+    rows = latest(out)
+    assert sorted(rows) == ["blob", "gone", "ok"]  # the refused line never ran
+    for task_id, commit in (("gone", "deadbeef"), ("blob", blob)):
+        expected = ("error", f"base_commit {commit} is not a commit in {repo}")
+        assert (rows[task_id]["status"], rows[task_id]["error"]) == expected
+    assert "path argument" not in done.stderr and "fatal" not in done.stderr
+    assert (rows["ok"]["status"], rows["ok"]["base_commit"]) == ("completed", base)
+    assert set(requests_per_task(fake_llm.requests)) == {"ok"}
 
 
 def test_nothing_of_batch_loads_for_other_commands_nor_ray_without_ray(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
@@ -341,6 +377,31 @@ def test_a_results_line_cut_by_a_kill_is_dropped_and_its_task_runs_again(tmp_pat
         ResultStore.open(tmp_path)
     again.close()
     ResultStore.open(tmp_path).close()  # released: a new run may open it
+
+
+def test_a_run_killed_after_retrying_a_task_leaves_one_line_per_task_once_dir_is_opened_again(tmp_path: Path) -> None:
+    """A run appends a retried task's new line and drops the old one when it ends; killed before that, it leaves
+    both — the next run's open keeps the last."""
+    from react_agent_mini.batch.outcome import Outcome, TaskResult
+    from react_agent_mini.batch.results import ResultStore
+
+    store = ResultStore.open(tmp_path)
+    for task_id, status in (("a", "failed"), ("b", "completed"), ("a", "completed")):
+        store.record(Outcome(TaskResult(task_id, status)))  # type: ignore[arg-type]
+    store.close()  # no `compact`: what a kill leaves
+    assert [row["id"] for row in results(tmp_path)] == ["a", "b", "a"]
+    with (tmp_path / "results.jsonl").open("ab") as handle:
+        handle.write(b"not a result\n")
+
+    again = ResultStore.open(tmp_path)
+    again.close()
+
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert [(row["id"], row["status"]) for row in map(json.loads, lines[:-1])] == [
+        ("b", "completed"),
+        ("a", "completed"),
+    ]
+    assert lines[-1] == "not a result"  # kept as it was
 
 
 def test_on_a_terminal_a_live_bar_and_ctrl_c_from_the_keyboard(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """`ram batch --ray`: the same batch as on the local pool, on a real Ray cluster this test starts on 127.0.0.1 (no
-dashboard, no usage reports, no token), with the same results."""
+dashboard, no usage reports, no token), with the same results; and what a worker killed mid-task leaves (nothing:
+Ray runs the task again, and the dead worker's clone is swept away), said in one line."""
 
 from __future__ import annotations
 
@@ -16,9 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from ..fakes.fake_llm import FakeLLMServer
-from ..processes import wait_until
-from .batch_support import fixing_model, latest, make_tasks, requests_per_task, run_batch
+from ..fakes.fake_llm import FakeLLMServer, Hang, RecordedRequest, Script
+from ..processes import pids_with, wait_until
+from .batch_support import (
+    ALLOW_TEST,
+    batch_command,
+    batch_env,
+    fixing_model,
+    latest,
+    make_tasks,
+    requests_per_task,
+    run_batch,
+    task_of,
+)
 
 RAY_ENV = {
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",  # a single-node cluster: Ray keeps every address on loopback
@@ -36,14 +47,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def ray_node_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary directory of the cluster's node: where its workers make workspaces and mirrors."""
+    return tmp_path_factory.mktemp("ray-node-tmp")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory, ray_node_tmp: Path) -> Iterator[str]:
     """A Ray head node with 2 CPUs on 127.0.0.1, for the tests of this module; its address. Its workers get an
     environment of their own: no provider keys, empty user directories, a temporary directory of the test's."""
     pytest.importorskip("ray")
     home = tmp_path_factory.mktemp("ray-xdg")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     env |= {**RAY_ENV, "XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config")}
-    env["TMPDIR"] = str(tmp_path_factory.mktemp("ray-node-tmp"))  # the workspaces and mirrors the workers make
+    env["TMPDIR"] = str(ray_node_tmp)
     port = _free_port()
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
     log = Path(temp, "start.log")
@@ -99,7 +116,8 @@ def test_the_same_batch_on_ray_gives_the_same_results(
 
     # a rerun on Ray skips what is done, as on the pool
     again = run_batch(tasks, tmp_path / "ray", fake_llm.openai_base_url, "--ray", ray_cluster)
-    assert again.returncode == 1 and "0 task(s) to run, 8 done before (skipped)" in again.stderr
+    hint = "1 did not complete: --retry-failed runs it again"
+    assert again.returncode == 1 and f"0 task(s) to run, 8 done before (skipped; {hint})" in again.stderr
 
 
 def test_workers_that_cannot_import_ram_stop_the_batch_at_once(ray_cluster: str, tmp_path: Path) -> None:
@@ -115,3 +133,97 @@ def test_workers_that_cannot_import_ram_stop_the_batch_at_once(ray_cluster: str,
     assert done.returncode == 2
     assert "error: the Ray workers cannot run ram (ImportError: this is not ram); give them ram with" in done.stderr
     assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def _workspaces_left(node_tmp: Path) -> list[str]:
+    """What the node's `ram-batch` folder holds besides the mirrors of git URLs (a cache kept on purpose)."""
+    area = node_tmp / "ram-batch"
+    return sorted(str(p.relative_to(area)) for p in area.rglob("*") if p.relative_to(area).parts[0] != "repos")
+
+
+def _kill_worker_of(task_id: str) -> int:
+    """SIGKILL the Ray worker running the task (Ray names its process after the task) once it is there; its pid."""
+    found: list[int] = []
+
+    def look() -> bool:
+        found[:] = found or pids_with(f"ram-batch {task_id}")
+        return bool(found)
+
+    assert wait_until(look, timeout=120), task_id
+    os.kill(found[0], signal.SIGKILL)
+    return found[0]
+
+
+def test_a_killed_worker_task_runs_again_and_leaves_no_clone(
+    ray_cluster: str, ray_node_tmp: Path, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    tasks, _ = make_tasks(tmp_path, ["t0", "kill-me"])
+    fixing = fixing_model()
+    hung: list[RecordedRequest] = []
+
+    def respond(request: RecordedRequest) -> Script:
+        if task_of(request) == "kill-me" and not hung:  # the first attempt waits here until its worker is killed
+            hung.append(request)
+            return Hang()
+        return fixing(request)
+
+    fake_llm.set_responder(respond)
+    out = tmp_path / "out"
+    command = batch_command(tasks, out, "--allowed-tools", ALLOW_TEST, "--ray", ray_cluster)
+    batch = subprocess.Popen(
+        command, env=batch_env(fake_llm.openai_base_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert wait_until(lambda: bool(hung), timeout=300)  # mid-task: its clone is made, its session running
+        _kill_worker_of("kill-me")
+        stdout, stderr = batch.communicate(timeout=600)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+
+    assert batch.returncode == 0, stderr
+    assert "kill-me: the Ray worker died; Ray runs the task again (attempt 2 of 3)\n" in stderr
+    rows = latest(out)
+    assert (rows["kill-me"]["status"], rows["t0"]["status"]) == ("completed", "completed")
+    assert "+    return a + b" in (out / rows["kill-me"]["patch"]).read_text()
+    assert stdout.startswith("ram batch: 2 ran (2 completed · 0 failed)") and len(stdout.splitlines()) == 3, stdout
+    assert "kill-me: the Ray worker died" in (out / "logs" / "ray.log").read_text()
+    assert _workspaces_left(ray_node_tmp) == []
+
+
+def test_a_task_whose_worker_dies_every_time_is_one_line_and_leaves_no_clone(
+    ray_cluster: str, ray_node_tmp: Path, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """Ray runs it three times; each attempt's worker is killed mid-task. The last one's clone is swept by the
+    driver at the end (no other task comes to that node to do it)."""
+    tasks, _ = make_tasks(tmp_path, ["doomed"])
+    fake_llm.set_responder(lambda request: Hang())
+    out = tmp_path / "out"
+    command = batch_command(tasks, out, "--allowed-tools", ALLOW_TEST, "--ray", ray_cluster)
+    batch = subprocess.Popen(
+        command, env=batch_env(fake_llm.openai_base_url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        for attempt in (1, 2, 3):
+            assert wait_until(lambda: len(fake_llm.requests) >= attempt, timeout=300), attempt  # noqa: B023
+            _kill_worker_of("doomed")
+        stdout, stderr = batch.communicate(timeout=600)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+            batch.wait()
+
+    assert batch.returncode == 1, stderr
+    log = out / "logs" / "ray.log"
+    died = [line for line in stderr.splitlines() if "the Ray worker died" in line]
+    assert died[:2] == [
+        "doomed: the Ray worker died; Ray runs the task again (attempt 2 of 3)",
+        "doomed: the Ray worker died; Ray runs the task again (attempt 3 of 3)",
+    ]
+    assert len(died) == 3 and died[2].startswith("[1/1] doomed error · 0 turns · ")
+    assert died[2].endswith(f" · the Ray worker died (3 attempts; details in {log})")
+    assert latest(out)["doomed"]["error"] == f"the Ray worker died (3 attempts; details in {log})"
+    assert "Worker" not in stdout and "127.0.0.1" not in stdout and len(stdout.splitlines()) == 4, stdout
+    assert "WorkerCrashedError" in log.read_text()
+    assert _workspaces_left(ray_node_tmp) == []

@@ -1,5 +1,5 @@
 """`/rewind` in the REPL, in a real pseudo-terminal: list the turns, pick one, restore code and conversation, and
-be asked before a file someone else changed is overwritten."""
+be asked before a file someone else changed is overwritten (kept, it holds the conversation back too)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,13 @@ def test_rewind_lists_the_turns_restores_and_asks_before_overwriting(fake_llm: F
         asked = term.expect("[y/N]")
         assert "perf.md: it was changed after the agent last changed it. Overwrite it" in asked
         term.line("n")
-        done = term.expect("conversation back to right after turn 1")
+        done = term.expect("rewinds the conversation alone")
         assert "restored calc.py" in done and "left perf.md as it is" in done
+        assert "conversation not rewound: the code is not all back (1 file not restored)" in done
+        assert "conversation back" not in done  # not the conversation without the code it speaks of
+        term.prompt()
+        term.line("/rewind 1 conversation")  # what that line says to do, when the user wants it anyway
+        term.expect("conversation back to right after turn 1")
         term.prompt()
         term.line("and now?")
         term.expect("after the rewind")

@@ -161,7 +161,8 @@ async def test_the_request_shows_older_history_once_and_nothing_of_the_tail() ->
 
 
 async def test_tail_never_starts_with_a_tool_result() -> None:
-    # One user turn with many tool rounds at the end: the tail must start at that turn's user message.
+    # One user turn with many tool rounds at the end, longer than the tail may be: the tail starts at one of that
+    # turn's model calls (never at a tool result), and the turn's request is kept word for word before it.
     history = [*session(3), user_text("now refactor everything")]
     for i in range(10, 16):
         history += turn(i)[1:3]
@@ -170,7 +171,25 @@ async def test_tail_never_starts_with_a_tool_result() -> None:
     )
     assert result.messages is not None
     tail = result.messages[-result.tail_messages :]
-    assert tail[0].text == "now refactor everything"
+    assert tail[0].role == "assistant" and tail[0].tool_uses and tail == tuple(history[-2:])
+    before = result.messages[: -result.tail_messages]
+    assert before[-1].text == "now refactor everything" and not before[-1].meta
+    assert_valid(result.messages)
+
+
+async def test_a_long_turn_keeps_the_calls_that_fit_the_tail() -> None:
+    # The tail keeps as many of the turn's latest model calls as fit its share of the window.
+    history = [*session(2), user_text("now refactor everything")]
+    for i in range(10, 16):
+        history += turn(i)[1:3]
+    round_tokens = estimate_messages_tokens(history[-2:])
+    window = 100 * (3 * round_tokens + round_tokens // 2) // 15  # three rounds and a half fit 15% of it
+    settings = config(window_tokens=window)
+    result = await maybe_autocompact(
+        history, window, config=settings, state=AutoCompactState(), summarize=ScriptedSummarizer("s")
+    )
+    assert result.messages is not None
+    assert result.messages[-result.tail_messages :] == tuple(history[-6:])
     assert_valid(result.messages)
 
 

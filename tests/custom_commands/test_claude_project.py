@@ -76,7 +76,7 @@ def test_the_claude_directory_works_unchanged(fake_llm: FakeLLMServer, tmp_path:
     first = [m["content"] for m in main[0].body["messages"] if m["role"] == "user"]
     assert first[0] == "SessionStart hook additional context: Current branch: main"
     assert first[1].startswith("Contents of @src/shop/cart.py (src/shop/cart.py):\n\n1\t")  # the command's @file
-    assert first[2] == "Project rule reminder: prices are integers in cents."  # UserPromptSubmit's stdout
+    assert first[2] == "UserPromptSubmit hook additional context: Project rule reminder: prices are integers in cents."
     assert "- Git status: (no output)\n- Size: 12 src/shop/cart.py" in first[3]  # the `!` commands' output
     assert "with a focus on money. Use the code-reviewer agent" in first[3]
     # the agent file: its body is the system prompt, `tools:` holds, `model: sonnet` means nothing to DeepSeek

@@ -142,7 +142,8 @@ def test_a_user_prompt_submit_hook_blocks_the_prompt_and_the_user_reads_why(
     allowed = ram("ship it", env=env_for("openai", fake_llm), cwd=tmp_path)
     assert allowed.returncode == 0, allowed.stderr
     sent = [m for m in fake_llm.requests[0].body["messages"] if m["role"] == "user"]
-    assert sent == [{"role": "user", "content": "Today is release day."}, {"role": "user", "content": "ship it"}]
+    context = "UserPromptSubmit hook additional context: Today is release day."
+    assert sent == [{"role": "user", "content": context}, {"role": "user", "content": "ship it"}]
 
 
 def test_a_stop_hook_makes_the_agent_continue_once(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

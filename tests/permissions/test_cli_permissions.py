@@ -112,17 +112,17 @@ def test_terminal_prompt_yes_always_and_no(fake_llm: FakeLLMServer, tmp_path: Pa
     read_until(fd, "> ")
     os.write(fd, b"first\n")
     assert "Write a.txt" in read_until(fd, "Allow? [y/a/N]")
-    os.write(fd, b"y\n")
+    os.write(fd, b"y")  # one key answers
     read_until(fd, "wrote a")
     os.write(fd, b"second\n")
     prompt = read_until(fd, "Allow? [y/a/N]")
     assert "touch b.txt" in prompt and "Bash(touch:*)" in prompt
-    os.write(fd, b"a\n")
+    os.write(fd, b"a")  # one key answers
     after = read_until(fd, "touched")
     assert "needs permission" not in after  # c.txt needed no prompt
     os.write(fd, b"third\n")
     read_until(fd, "Allow? [y/a/N]")
-    os.write(fd, b"n\n")
+    os.write(fd, b"n")  # one key answers
     read_until(fd, "interrupted")
     os.write(fd, b"\x04")
     os.waitpid(pid, 0)

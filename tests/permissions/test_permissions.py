@@ -608,9 +608,9 @@ async def test_always_records_exactly_the_file(ws: Path) -> None:
     p = policy(ws, asker)
     assert await decide(p, EDIT, file_path="src/../src/app.py") == Allow()
     request = asker.requests[0]
-    assert (request.summary, request.always_rules) == ("Edit src/app.py", ("Edit(src/app.py)",))
-    assert request.always_rule == "Edit(src/app.py)"
-    assert p.session_rules() == ["Edit(src/app.py)"]
+    assert (request.summary, request.always_rules) == ("Edit src/app.py", ("Edit(./src/app.py)",))
+    assert request.always_rule == "Edit(./src/app.py)"
+    assert p.session_rules() == ["Edit(./src/app.py)"]
     assert await decide(p, EDIT, file_path="src/app.py") == Allow()
     assert await decide(p, WRITE, file_path="src/app.py", content="x") == Allow()  # Edit rules govern Write
     assert len(asker.requests) == 1
@@ -700,9 +700,9 @@ async def test_revoke_forgets_a_session_rule(ws: Path) -> None:
     settings_rules = rules(source="/p/.agents/settings.json", allow=["Edit(README.md)"])
     p = policy(ws, asker, rules=settings_rules)
     await decide(p, EDIT, file_path="src/app.py")
-    assert p.revoke(" Edit( src/app.py ) ") is True
+    assert p.revoke(" Edit( ./src/app.py ) ") is True
     assert p.session_rules() == []
-    assert p.revoke("Edit(src/app.py)") is False
+    assert p.revoke("Edit(./src/app.py)") is False
     assert p.revoke("Edit(README.md)") is False  # settings rules are not the session's to drop
     assert await decide(p, EDIT, file_path="README.md") == Allow()
     assert await decide(p, EDIT, file_path="src/app.py") == Deny(REJECT_MESSAGE, end_turn=True)
@@ -752,7 +752,7 @@ async def test_headless_message_for_an_edit_names_every_way_out(ws: Path) -> Non
     for hint in (
         "headless mode cannot ask",
         "ALLOW_WRITE=1",
-        '--allowed-tools "Edit(src/app.py)"',
+        '--allowed-tools "Edit(./src/app.py)"',
         "--permission-mode acceptEdits",
         ".agents/settings.json",
     ):

@@ -253,7 +253,10 @@ def test_a_wrong_base_url_gets_a_hint_naming_it(fake_llm: FakeLLMServer, tmp_pat
     assert_no_traceback(proc)
     (line,) = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert "openai API error 404: Unknown request URL" in line
-    assert f"nothing answers at {fake_llm.url}/v2/chat/completions: check OPENAI_BASE_URL" in line
+    base = f"{fake_llm.url}/v2"
+    assert f"or {base} is not an OpenAI-compatible endpoint: requests go to {base}/chat/completions" in line
+    assert "check --model or OPENAI_MODEL, and OPENAI_BASE_URL" in line
+    assert proc.returncode == 2  # a setup error
 
 
 def test_deepseeks_400_for_an_unknown_model_gets_the_hint_too() -> None:

@@ -125,7 +125,13 @@ def test_a_subagent_reads_files_and_its_report_is_the_tool_result(fake_llm: Fake
     records = [json.loads(line) for line in kept[0].read_text().splitlines()]
     assert records[0]["type"] == "meta" and records[0]["agent_type"] == "code-reviewer"
     assert records[0]["parent_session_id"] == session_file.stem
-    assert [r["message"]["role"] for r in records[1:]] == ["user", "assistant", "user", "assistant"]
+    assert [r["message"]["role"] for r in records[1:] if r["type"] == "message"] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert [r["type"] for r in records].count("call") == 2  # each of its model calls, with what it cost
 
 
 def test_a_subagent_cannot_start_subagents_and_task_names_the_agent_tool(

@@ -21,8 +21,8 @@ from react_agent_mini.tools.bash import (
     OUTPUT_LIMIT,
     BashArgs,
     BashTool,
-    _Capture,
 )
+from react_agent_mini.tools.bash_common import OutputCapture
 
 from ..processes import pids_with
 
@@ -186,7 +186,7 @@ async def test_large_stderr_is_capped_separately(ctx: ToolContext) -> None:
 
 
 def test_capture_memory_stays_bounded_and_decodes_split_characters() -> None:
-    capture = _Capture(limit=100)
+    capture = OutputCapture(limit=100)
     for _ in range(10_000):
         capture.feed(b"0123456789")
         assert capture._head_len + capture._tail_len <= 50 + 2 * 50 + 10
@@ -209,7 +209,7 @@ def test_timeout_is_clamped_and_must_be_positive() -> None:
         TOOL.validate({"command": ""})
     schema = TOOL.input_schema()
     assert schema["required"] == ["command"]
-    assert set(schema["properties"]) == {"command", "timeout", "description"}
+    assert set(schema["properties"]) == {"command", "timeout", "description", "run_in_background"}
 
 
 async def test_timeout_kills_the_whole_process_group(ctx: ToolContext) -> None:

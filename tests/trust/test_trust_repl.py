@@ -29,7 +29,7 @@ def test_the_question_comes_first_and_the_answer_is_kept(fake_llm: FakeLLMServer
         assert "run these hooks on this machine" in shown and f"SessionStart: touch {tmp_path}/started" in shown
         assert "start these MCP servers" in shown and ".mcp.json  tools: uvx some-server" in shown
         assert not (tmp_path / "started").exists()  # nothing of the project ran before the answer
-        term.line("n")
+        term.send("n")
         term.expect("not trusted: those parts are left out")
         term.prompt()
         fake_llm.enqueue(Reply(text="hello there"))
@@ -41,7 +41,7 @@ def test_the_question_comes_first_and_the_answer_is_kept(fake_llm: FakeLLMServer
 
     with Term(env=env, cwd=tmp_path) as term:
         term.expect(QUESTION)  # asked again
-        term.line("y")
+        term.send("y")
         term.expect("trusted: its hooks, MCP servers and rules apply")
         term.prompt()
         fake_llm.enqueue(Reply(text="hello again"))

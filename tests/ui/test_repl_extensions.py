@@ -161,7 +161,7 @@ def test_hooks_and_agents_are_listed_and_notification_hooks_run(fake_llm: FakeLL
         term.prompt()
         term.line("touch it")
         term.expect("Allow? [y/a/N]")
-        term.line("y")
+        term.send("y")
         term.expect("Touched.")
         term.prompt()
         assert wait_until(lambda: log.exists() and len(log.read_text().splitlines()) == 2)

@@ -77,14 +77,14 @@ def test_permission_prompts_show_the_diff_and_take_y_a_and_n(fake_llm: FakeLLMSe
         assert "Edit calc.py" in asked and "needs permission: it changes files" in asked
         assert "2 -     return a - b" in asked and "2 +     return a + b" in asked  # the diff, with line numbers
         assert "a = always allow Edit(./calc.py)" in asked
-        term.line("y")
+        term.send("y")  # one key answers: no Enter
         done = term.expect("fixed")
         assert "● Edit calc.py" in done and "2 +     return a + b" not in done  # the diff is not shown twice
         term.prompt()
         term.line("touch things")
         asked = term.expect("Allow? [y/a/N]")
         assert "$ touch b.txt" in asked and "Bash(touch:*)" in asked
-        term.line("a")
+        term.send("a")
         after = term.expect("touched")
         assert "allowed for this session: Bash(touch:*)" in after and "needs permission" not in after
         assert "● Bash touch c.txt" in after
@@ -92,7 +92,7 @@ def test_permission_prompts_show_the_diff_and_take_y_a_and_n(fake_llm: FakeLLMSe
         term.line("write d")
         asked = term.expect("Allow? [y/a/N]")
         assert "Write d.txt" in asked and "new file · 1 line, 5 bytes" in asked and "1 + four" in asked
-        term.line("n")
+        term.send("n")
         refused = term.expect("out tokens")
         assert "✗ Write d.txt — declined" in refused and "✗ Bash ls — skipped" in refused
         assert "you declined Write d.txt" in refused
@@ -173,7 +173,7 @@ def test_status_permissions_revoke_compact_clear_and_exit(fake_llm: FakeLLMServe
         term.expect("out tokens")
         term.line("second")
         term.expect("Allow? [y/a/N]")
-        term.line("a")
+        term.send("a")
         term.expect("out tokens")
         term.line("/status")
         status = term.expect("session ")
@@ -193,7 +193,7 @@ def test_status_permissions_revoke_compact_clear_and_exit(fake_llm: FakeLLMServe
         term.line("touch again")
         asked = term.expect("Allow? [y/a/N]")
         assert "touch y.txt" in asked
-        term.line("y")
+        term.send("y")
         term.expect("after clear")
         term.prompt()
         term.line("/exit")
@@ -272,7 +272,7 @@ def test_multiline_input_history_and_completion(fake_llm: FakeLLMServer, tmp_pat
         term.settle()
         term.send("\r")
         term.expect("model        openai:deepseek-chat")
-        assert "2 model calls" in term.expect("4 messages")
+        assert "2 model calls" in term.expect("5 messages")  # the second message's @calculator.py was attached
         term.send("\x03")  # Ctrl+C twice at an empty prompt: leave
         term.expect("press Ctrl+C again to exit")
         term.send("\x03")
@@ -286,7 +286,10 @@ def test_multiline_input_history_and_completion(fake_llm: FakeLLMServer, tmp_pat
         term.send("\x04")
         assert term.wait() == 0
     assert sent(fake_llm, 0) == [{"role": "user", "content": "line one\nline two\nline three"}]
-    assert sent(fake_llm, 1)[-1] == {"role": "user", "content": "look at @calculator.py"}
+    assert sent(fake_llm, 1)[-2:] == [
+        {"role": "user", "content": "Contents of @calculator.py (calculator.py):\n\n1\tx = 1"},
+        {"role": "user", "content": "look at @calculator.py"},
+    ]
     assert sent(fake_llm)[-1] == {"role": "user", "content": "look at @calculator.py"}
 
 
@@ -371,7 +374,7 @@ def test_memory_and_init(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
         term.line("/init")
         asked = term.expect("Allow? [y/a/N]")
         assert "Write AGENTS.md" in asked and "1 + # AGENTS.md" in asked
-        term.line("y")
+        term.send("y")
         term.expect("Wrote AGENTS.md.")
         term.send("\x04")
         assert term.wait() == 0
@@ -433,12 +436,12 @@ def test_a_working_session_then_exit_and_continue(fake_llm: FakeLLMServer, tmp_p
         term.prompt()
         term.line("finalise the notes")
         term.expect("Allow? [y/a/N]")
-        term.line("y")
+        term.send("y")
         term.expect("Edited notes.txt.")
         term.prompt()
         term.line("now delete them")
         assert "$ rm notes.txt" in term.expect("Allow? [y/a/N]")
-        term.line("n")
+        term.send("n")
         term.expect("out tokens")
         term.prompt()
         term.line("tell a story")
@@ -486,7 +489,7 @@ def test_escape_sequences_from_the_model_cannot_clear_the_screen_or_fake_a_promp
         assert "> say something" in screen  # nothing cleared the screen
         assert "before ^[[2J^[[H^[[41mCLEARED^[[0m after" in screen
         assert "$ touch PWNED #^[[2K^M  $ echo hello" in screen  # the real command, its trick in plain sight
-        term.line("n")
+        term.send("n")
         term.expect("declined")
         term.send("\x04")
         assert term.wait() == 0
@@ -554,4 +557,4 @@ def test_sigterm_or_hangup_during_a_turn_stops_its_command_and_leaves(
         os.kill(term.pid, sig)
         assert term.wait() == code
         assert "Traceback" not in term.text
-    assert wait_until(lambda: not pids_with(marker), timeout=5)
+    assert wait_until(lambda: not pids_with(marker), timeout=30)

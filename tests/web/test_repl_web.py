@@ -24,7 +24,7 @@ def test_a_fetch_is_asked_for_once_per_host_with_always(fake_llm: FakeLLMServer,
             asked = term.expect("Allow? [y/a/N]")
             assert f"Fetch {first}" in asked and "needs permission: it reaches the network" in asked
             assert "a = always allow WebFetch(domain:127.0.0.1) for this session" in asked
-            term.line("a")
+            term.send("a")
             shown = term.expect("both read")
             assert "needs permission" not in shown  # the recorded rule allowed the second page: no question
             assert "allowed for this session: WebFetch(domain:127.0.0.1)" in shown

@@ -2,10 +2,10 @@
 Protocol on stdin and stdout until stdin ends.
 
 stdout carries the protocol and nothing else. Its descriptors are claimed first (`wire.claim_stdio`), so stray
-output goes to stderr. So do ram's warnings and the `acp` package's log. The exit code is 0 when the client
-closes stdin, and 143, 130 or 129 after SIGTERM, SIGINT or SIGHUP. In every case the turns stop and the sessions
-(MCP servers, transcripts) are closed first. The provider and its key come from the environment, as for `ram`. A
-missing key is reported when a session is opened, not at start (see `agent`).
+output goes to stderr. So do ram's warnings and the `acp` package's log, one line per record (no tracebacks). The
+exit code is 0 when the client closes stdin, and 143, 130 or 129 after SIGTERM, SIGINT or SIGHUP. In every case
+the turns stop and the sessions (MCP servers, transcripts) are closed first. The provider and its key come from the
+environment, as for `ram`. A missing key is reported when a session is opened, not at start (see `agent`).
 """
 
 from __future__ import annotations
@@ -43,11 +43,25 @@ def main(argv: Sequence[str]) -> int:
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
     fds = claim_stdio()
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="ram acp: %(levelname)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLine("ram acp: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         return asyncio.run(_serve(fds, args))
     except KeyboardInterrupt:
         return 130
+
+
+class OneLine(logging.Formatter):
+    """A log record as one line: an exception the `acp` package logs (say, a handler that failed) is named with
+    its message, not shown as a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text += f": {type(error).__name__}: {' '.join(str(error).split())}"
+        return self._style.format(logging.makeLogRecord({**record.__dict__, "msg": text, "args": None}))
 
 
 def complain(text: str) -> None:

@@ -1,7 +1,8 @@
 """Our "ask" as `session/request_permission`: the session's `Asker` when an editor drives it.
 
 The request names the call's card by its tool call id, which the editor already shows as `pending` with its title
-and diff. It offers up to four options:
+and diff, and carries the card's title and kind too (`Edit calc.py`, ``Run `make test` ``), for an editor that shows
+the request on its own. It offers up to four options:
 
 - allow once: run it;
 - allow always: run it, and record the narrow rules of the REPL's `a` (`Edit(src/app.py)`, `Bash(git diff:*)`)
@@ -20,10 +21,12 @@ as it does for any asker that raises.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from ..permissions.policy import Answer, Decision, Deny, PermissionPolicy, PermissionRequest
+from .cards import card
 from .link import ClientLink
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS = "allow_once", "allow_always", "reject_once", "reject_always"
@@ -33,16 +36,23 @@ CANCELLED = "The user cancelled the turn, so this tool use was not run. Wait for
 class EditorAsker:
     """Asks the editor whether a call may run."""
 
-    def __init__(self, link: ClientLink, policy: Callable[[], PermissionPolicy]) -> None:
+    def __init__(self, link: ClientLink, policy: Callable[[], PermissionPolicy], root: Path) -> None:
         self.link = link
         self.policy = policy
         """The session's policy (looked up each time: it exists only once the session is built)."""
+        self.root = root
+        """The workspace, which the card's title shows paths against."""
 
     async def __call__(self, request: PermissionRequest) -> Answer | Decision:
+        shown = card(request.tool, request.args, self.root, lambda _path: None)  # the title, not the diff
         response = await self.link.conn.request_permission(
             session_id=self.link.session_id,
             tool_call=ToolCallUpdate(
-                tool_call_id=request.tool_use_id, raw_input=dict(request.args), field_meta={"ram": _why(request)}
+                tool_call_id=request.tool_use_id,
+                title=shown.title,
+                kind=shown.kind,
+                raw_input=dict(request.args),
+                field_meta={"ram": _why(request)},
             ),
             options=options(request),
         )

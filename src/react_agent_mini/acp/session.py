@@ -91,7 +91,7 @@ class AcpSession:
         """Build the session (its files are read in a worker thread) and start its MCP servers."""
         link = ClientLink(conn, session_id, capabilities, setup.complain)
         built: list[SessionHost] = []
-        asker = EditorAsker(link, lambda: built[0].built.policy)
+        asker = EditorAsker(link, lambda: built[0].built.policy, cwd)
         replaced: list[Tool] = [
             *(client_file_tools(link) if link.files else []),
             *([ClientBash(link)] if link.terminal else []),

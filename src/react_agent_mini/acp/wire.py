@@ -7,9 +7,10 @@ print, not a library warning, not a child process that inherits the descriptors.
 `LineTransport` is the `acp` package's message transport (`send`, `receive`, `close`) over newline-delimited JSON on
 those descriptors. A line that is not JSON gets a Parse error answer. A JSON value that is not a message gets an
 Invalid Request answer: an array (batches are not part of ACP), a scalar, an object that is neither request nor
-response, or a method that is not a string. In every case reading goes on. A thread reads the lines
-(`stream_json.input.read_lines`, as the stream-json driver does). Writes are synchronous and in call order, so a
-response goes out before anything its handler scheduled after it.
+response, or a method that is not a string. A notification cannot be answered, so one whose parameters are not
+what its method takes (`session/cancel` without a `sessionId`) is ignored with a warning on stderr. In every case
+reading goes on. A thread reads the lines (`stream_json.input.read_lines`, as the stream-json driver does). Writes
+are synchronous and in call order, so a response goes out before anything its handler scheduled after it.
 """
 
 from __future__ import annotations
@@ -113,13 +114,33 @@ class LineTransport:
             return None
         if "method" in value:
             if isinstance(value["method"], str):
-                return value
+                return value if "id" in value or self._fits(value) else None
             self._refuse(request_id, INVALID_REQUEST, "Invalid Request: the method must be a string")
             return None
         if "id" in value and ("result" in value or "error" in value):
             return value  # the answer to one of our requests
         self._refuse(request_id, INVALID_REQUEST, "Invalid Request: neither a request nor a response")
         return None
+
+    def _fits(self, notification: dict[str, Any]) -> bool:
+        """True when a notification's parameters are what its method takes (else the package would log a
+        traceback for it); one that is not gets a warning, since no answer can say so."""
+        from acp.schema import CancelNotification
+        from pydantic import ValidationError
+
+        method = notification["method"]
+        model = {"session/cancel": CancelNotification}.get(method)
+        if model is None:
+            return True
+        try:
+            model.model_validate(notification.get("params"))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'params'}: {error['msg']}" for error in exc.errors()
+            )
+            self._complain(f"warning: acp: a {method} notification with invalid params was ignored ({problems})")
+            return False
+        return True
 
     def _refuse(self, request_id: object, code: int, text: str) -> None:
         self._complain(f"warning: acp: {text}")

@@ -4,12 +4,14 @@ Its stdin brings the settings (first line) and then one task per line; its stdou
 lines — progress after every model call, then the outcome. It runs in a session of its own, so a terminal's
 Ctrl+C reaches only the driver, which decides: SIGTERM (or stdin closing) stops the running task gently and ends
 the process, and so does the driver's death (it would have nobody to report to); stderr (ram's warnings) goes to
-a log file in DIR/logs.
+a log file in DIR/logs — where a full disk makes a warning fail to be written, not the task.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import os
 import signal
 import sys
@@ -82,8 +84,24 @@ async def serve() -> int:
     return 0
 
 
+class _ForgivingText(io.TextIOWrapper):
+    """stderr that drops what the disk refuses (the log is on DIR's disk) instead of raising at its writer."""
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError:
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError):
+            super().flush()
+
+
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl+C does
+    raw = io.FileIO(sys.stderr.fileno(), "w", closefd=False)
+    sys.stderr = _ForgivingText(io.BufferedWriter(raw), errors="backslashreplace", line_buffering=True)
     try:
         return asyncio.run(serve())
     except BrokenPipeError:  # the driver is gone

@@ -20,8 +20,8 @@ tasks file (JSONL, one task a line):
   A relative repo path is relative to the tasks file; a bad line is reported with its number and skipped.
 
 DIR gets results.jsonl (one line per task), patches/<id>.patch, transcripts/<id>.jsonl, preds.json
-(SWE-bench predictions) and summary.json. Run the same command again to go on after Ctrl+C or a crash:
-tasks with a result are skipped (--retry-failed runs the ones that did not complete again).
+(SWE-bench predictions) and summary.json. Run the same command again to go on after Ctrl+C, a crash or a full
+disk: tasks with a result are skipped (--retry-failed runs the ones that did not complete again).
 
 permissions: every task gets the same ones. The default mode is acceptEdits: edits inside the task's workspace
 (a throwaway clone) are allowed; Bash commands that change something need --allowed-tools rules (e.g.
@@ -29,9 +29,9 @@ permissions: every task gets the same ones. The default mode is acceptEdits: edi
 workspace run under acceptEdits), or --permission-mode bypassPermissions. Only the user settings file is read
 (--setting-sources user): a task's repository cannot grant itself permissions. MCP servers are not started.
 
-exit codes: 0 every task of the file completed · 1 some did not (or a line was bad, or --max-cost stopped the
-batch) · 2 usage error (bad flags, DIR in use by another batch, no Ray cluster) · 130/143 interrupted (Ctrl+C,
-SIGTERM; run again to go on)
+exit codes: 0 every task of the file completed · 1 some did not (or a line was bad, or --max-cost or a full disk
+stopped the batch) · 2 usage error (bad flags, DIR in use by another batch, no Ray cluster) · 130/143
+interrupted (Ctrl+C, SIGTERM; run again to go on)
 """
 
 

@@ -23,6 +23,10 @@ class Sink(Protocol):
 
     def finished(self, outcome: Outcome) -> None: ...
 
+    def retried(self, task_id: str, note: str) -> None:
+        """The engine runs a task again after its worker died (Ray); `note` says so in a line."""
+        ...
+
 
 class Engine(Protocol):
     """Runs tasks somewhere and reports to a sink."""

@@ -93,7 +93,8 @@ class FileLimiter:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        directory.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # made on first use then (a full disk: see `_change`)
+            directory.mkdir(parents=True, exist_ok=True)
 
     async def reserve(self, key: str) -> float:
         return self._change(key, lambda state: state.reserve(time.time()))
@@ -105,10 +106,18 @@ class FileLimiter:
         self._change(key, lambda state: float(state.succeeded()))
 
     def _change(self, key: str, change: Callable[[BackoffState], float]) -> float:
-        """Apply `change` to the key's state under the lock; written back only when it changed."""
+        """Apply `change` to the key's state under the lock; written back only when it changed. A state that cannot
+        be read or written (a full disk, which stops the batch anyway) holds no call back: 0."""
         # microseconds of work under the lock: taken in the event loop's thread on purpose
         path = self.directory / (hashlib.sha1(key.encode()).hexdigest()[:16] + ".json")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            return self._change_file(path, change)
+        except OSError:
+            return 0.0
+
+    def _change_file(self, path: Path, change: Callable[[BackoffState], float]) -> float:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             raw = os.pread(fd, 4096, 0)

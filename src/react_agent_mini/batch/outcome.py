@@ -55,6 +55,9 @@ class Outcome(msgspec.Struct):
     """The diff against the base commit ("" when nothing changed)."""
     transcript: str = ""
     """The session's transcript (JSONL text)."""
+    stop_batch: str | None = None
+    """Why the whole batch must stop (the disk refused ram's writes, `disk.py`); the result is then `interrupted`,
+    so the task is not recorded and runs again next time."""
 
 
 class Progress(msgspec.Struct, frozen=True):

@@ -8,6 +8,17 @@ actor holds what the workers share: the 429 backoff per endpoint (`limiter.Backo
 driver, and the stop switch the workers poll (Ray's own cancel cannot interrupt a task blocked in its event loop,
 so it is kept for the last resort: killing a worker that does not stop).
 
+A task whose worker died (killed, out of memory, its node lost) is run again by Ray, up to `MAX_RETRIES` times; each
+attempt tells the coordinator it began, so the driver says so in one line, restarts the task's clock and keeps what
+the dead attempt spent in the budget. When the last attempt dies too, the task's error is one line, "the Ray worker
+died"; Ray's own multi-line report (the worker's address, its exit detail), which Ray prints on the driver's
+stdout, goes to `DIR/logs/ray.log` instead, with every other failure's details.
+
+Workspaces go to `ram-batch/<batch key>/<task>` in each node's temporary directory, the key derived from this
+machine and DIR, so a task run again in a later run uses the same folder. A worker killed mid-task leaves its clone
+behind with a lock nobody holds (`workspace.claim`): every task sweeps its node's `ram-batch` before it starts,
+and at the end the driver sweeps every node its tasks ran on.
+
 The workers must be able to import ram: a cluster whose image has it, or a `--ray-runtime-env`, e.g.
 `{"pip": ["react-agent-mini"]}`, or `{"py_modules": ["/path/to/src/react_agent_mini"], "pip": [its dependencies]}`
 for a checkout. The driver adds its `ALLOW_WRITE`, `RAM_*` and compaction variables to the job's `env_vars`.
@@ -17,14 +28,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib
 import logging
 import os
+import re
+import socket
+import tempfile
 import time
-import uuid
 from collections import deque
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 import msgspec
 
@@ -40,6 +55,13 @@ STOP_GRACE = 20.0
 """Seconds the tasks have to stop after the switch before their workers are killed."""
 HARD_MARGIN = 45.0
 """Seconds past a task's time limit before its worker is killed (it stops the task itself well before)."""
+MAX_RETRIES = 2
+"""Times Ray runs a task again whose worker died (not one that failed: that is the task's result)."""
+SWEEP_WAIT = 60.0
+"""Seconds the driver waits at the end for killed workers to be gone and for the nodes' sweeps."""
+AREA = "ram-batch"
+"""ram's folder in each node's temporary directory: one root of workspaces per batch, and the mirrors."""
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PASSED_VARIABLES = ("ALLOW_WRITE", "TRACE", "COMPACT", "AUTOCOMPACT", "CONTEXT_WINDOW_TOKENS")
 _PASSED_PREFIXES = ("RAM_", "COMPACT_", "AUTOCOMPACT_")
 
@@ -49,8 +71,19 @@ class Coordinator:
 
     def __init__(self) -> None:
         self._backoff: dict[str, BackoffState] = {}
-        self._progress: list[bytes] = []
+        self._news: list[tuple[str, bytes]] = []
+        """In order: ("progress", a `Progress` as JSON) and ("again", a task id begun again)."""
+        self._attempts: dict[str, int] = {}
+        self._nodes: set[str] = set()
         self._stopped = False
+
+    def began(self, task_id: str, node: str) -> int:
+        """An attempt of the task began on `node`; which attempt it is (2 and on: its worker died before)."""
+        attempt = self._attempts[task_id] = self._attempts.get(task_id, 0) + 1
+        self._nodes.add(node)
+        if attempt > 1:
+            self._news.append(("again", task_id.encode()))
+        return attempt
 
     def reserve(self, key: str) -> float:
         return self._backoff.setdefault(key, BackoffState()).reserve(time.time())
@@ -62,11 +95,16 @@ class Coordinator:
         self._backoff.setdefault(key, BackoffState()).succeeded()
 
     def report(self, progress: bytes) -> None:
-        self._progress.append(progress)
+        self._news.append(("progress", progress))
 
-    def take_progress(self) -> list[bytes]:
-        taken, self._progress = self._progress, []
-        return taken
+    def take_news(self) -> list[tuple[str, bytes]]:
+        """What happened since the last call, in order (progress, and tasks begun again)."""
+        news, self._news = self._news, []
+        return news
+
+    def nodes(self) -> list[str]:
+        """Every node a task ran on."""
+        return sorted(self._nodes)
 
     def stop(self) -> None:
         self._stopped = True
@@ -110,12 +148,22 @@ async def _run_remote(task: BatchTask, settings: RunSettings, coordinator: Any) 
     def report(progress: Progress) -> None:
         coordinator.report.remote(to_json(progress))  # fire and forget
 
+    import ray
+
+    await coordinator.began.remote(task.id, ray.get_runtime_context().get_node_id())
     watcher = asyncio.ensure_future(watch())
     try:
         outcome = await run_task(task, settings, limiter=ActorLimiter(coordinator), stop=stop, report=report)
     finally:
         watcher.cancel()
     return to_json(outcome)
+
+
+def sweep_node() -> int:
+    """Run on a node at the end: remove the workspaces of workers that died there; how many."""
+    from . import workspace
+
+    return len(workspace.sweep_area(Path(tempfile.gettempdir(), AREA)))
 
 
 def ram_version() -> str:
@@ -157,13 +205,17 @@ class RayEngine:
         workers: int,
         num_cpus: float,
         runtime_env: dict[str, Any] | None,
+        log_dir: Path,
     ) -> None:
-        if settings.workspace_root is None:  # a directory of this batch's own in each node's /tmp
-            settings = msgspec.structs.replace(settings, workspace_root=f"ram-batch/{uuid.uuid4().hex[:12]}")
+        if settings.workspace_root is None:  # a directory of this batch's own in each node's temporary directory
+            key = hashlib.sha1(f"{socket.gethostname()}:{log_dir.parent}".encode()).hexdigest()[:12]
+            settings = msgspec.structs.replace(settings, workspace_root=f"{AREA}/{key}")
         self.settings, self.address, self.workers = settings, address, workers
         self.num_cpus, self.runtime_env = num_cpus, runtime_env
+        self.log_path = log_dir / "ray.log"
         self._stopping = False
         self._force = False
+        self._log: TextIO | None = None
 
     def stop(self, *, force: bool = False) -> None:
         self._stopping = True
@@ -186,12 +238,38 @@ class RayEngine:
 
     async def run(self, tasks: Sequence[BatchTask], sink: Sink) -> None:
         ray = _ray()
-        self._connect(ray)
+        with self._ray_output():
+            self._connect(ray)
+            try:
+                await self._check_workers(ray)
+                await self._run(ray, tasks, sink)
+            finally:
+                ray.shutdown()
+
+    @contextlib.contextmanager
+    def _ray_output(self) -> Iterator[None]:
+        """What Ray prints on the driver's stdout while connected (a dead worker's report) goes to the log; the
+        batch's own summary is written to the stream it was given, not to `sys.stdout`."""
         try:
-            await self._check_workers(ray)
-            await self._run(ray, tasks, sink)
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            log: TextIO = self.log_path.open("a", encoding="utf-8", errors="replace")
+        except OSError:
+            log = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        self._log = log
+        try:
+            with contextlib.redirect_stdout(_Uncolored(log)):
+                yield
         finally:
-            ray.shutdown()
+            self._log = None
+            with contextlib.suppress(OSError):
+                log.close()
+
+    def _note(self, text: str) -> None:
+        """A line in the log (never raises: a full disk is found and said elsewhere)."""
+        if self._log is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}\n")
+                self._log.flush()
 
     async def _check_workers(self, ray: Any) -> None:
         """One small task first: a cluster whose workers cannot import ram fails the batch at once, saying how to
@@ -215,24 +293,26 @@ class RayEngine:
         settings = ray.put(to_json(self.settings))
         pending = deque(tasks)
         running: dict[asyncio.Future[Any], tuple[Any, BatchTask, float]] = {}
+        attempts: dict[str, int] = {}
+        killed: list[Any] = []
         stop_sent_at: float | None = None
         while running or (pending and not self._stopping):
             while pending and not self._stopping and len(running) < self.workers:
                 task = pending.popleft()
                 cpus = task.num_cpus if task.num_cpus is not None else self.num_cpus
-                ref = remote.options(num_cpus=cpus, max_retries=0, name=f"ram-batch {task.id}"[:100]).remote(
-                    to_json(task), settings, coordinator
-                )
+                options = {"num_cpus": cpus, "max_retries": MAX_RETRIES, "name": f"ram-batch {task.id}"[:100]}
+                ref = remote.options(**options).remote(to_json(task), settings, coordinator)
                 running[asyncio.wrap_future(ref.future())] = (ref, task, time.monotonic())
+                attempts[task.id] = 1
                 sink.started(task)
             if self._stopping and stop_sent_at is None:
                 coordinator.stop.remote()
                 stop_sent_at = time.monotonic()
             done, _ = await asyncio.wait(set(running), timeout=POLL, return_when=asyncio.FIRST_COMPLETED)
-            await self._forward_progress(coordinator, sink)
+            await self._forward_news(coordinator, sink, running, attempts)
             for future in done:
                 ref, task, started = running.pop(future)
-                sink.finished(_outcome(future, task, started))
+                sink.finished(self._outcome(future, task, started, attempts.get(task.id, 1)))
             now = time.monotonic()
             for future, (ref, task, started) in list(running.items()):
                 limit = task.timeout or self.settings.timeout
@@ -241,26 +321,107 @@ class RayEngine:
                 if overdue or unstoppable:
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=True)
+                    killed.append(ref)
                     del running[future]
                     future.cancel()
                     if overdue and not unstoppable:
-                        killed = f"the worker did not stop after {limit:g} s; killed"
-                        sink.finished(lost(task, "timeout", killed, started))
+                        message = f"the worker did not stop after {limit:g} s; killed"
+                        sink.finished(lost(task, "timeout", message, started))
                     else:
                         sink.finished(lost(task, "interrupted", "stopped", started))
-        await self._forward_progress(coordinator, sink)
+        await self._forward_news(coordinator, sink, running, attempts)
+        if not self._force:
+            with contextlib.suppress(Exception):
+                await self._sweep(ray, killed, await coordinator.nodes.remote())
 
-    async def _forward_progress(self, coordinator: Any, sink: Sink) -> None:
-        with contextlib.suppress(Exception):
-            for raw in await coordinator.take_progress.remote():
-                sink.progressed(from_json(raw, Progress))
+    async def _forward_news(
+        self,
+        coordinator: Any,
+        sink: Sink,
+        running: dict[asyncio.Future[Any], tuple[Any, BatchTask, float]],
+        attempts: dict[str, int],
+    ) -> None:
+        """Pass progress on to the sink, and say which tasks Ray runs again (restarting their clocks)."""
+        try:
+            news = await coordinator.take_news.remote()
+        except Exception:
+            return
+        for kind, data in news:
+            if kind == "progress":
+                sink.progressed(from_json(data, Progress))
+                continue
+            task_id = data.decode()
+            attempts[task_id] = attempts.get(task_id, 1) + 1
+            for future, (ref, task, _started) in running.items():
+                if task.id == task_id:  # its clock starts again with the new attempt
+                    running[future] = (ref, task, time.monotonic())
+            note = f"the Ray worker died; Ray runs the task again (attempt {attempts[task_id]} of {1 + MAX_RETRIES})"
+            sink.retried(task_id, note)
+            self._note(f"{task_id}: {note}")
+
+    async def _sweep(self, ray: Any, killed: list[Any], nodes: list[str]) -> None:
+        """Once the killed workers are gone (a live one still holds its workspace), sweep each node tasks ran on."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        deadline = time.monotonic() + SWEEP_WAIT
+        await asyncio.to_thread(_settle, ray, killed, deadline)
+        sweeper = ray.remote(num_cpus=0, max_retries=0)(sweep_node)
+        refs = []
+        for node in nodes:
+            with contextlib.suppress(Exception):
+                strategy = NodeAffinitySchedulingStrategy(node, soft=False)
+                refs.append(sweeper.options(scheduling_strategy=strategy).remote())
+        for removed in await asyncio.to_thread(_settle, ray, refs, deadline):
+            if removed:
+                self._note(f"removed {removed} workspace(s) of workers that died")
+
+    def _outcome(self, future: asyncio.Future[Any], task: BatchTask, started: float, attempts: int) -> Outcome:
+        """What a finished Ray task returned, or the error it ended with (in one line; the details to the log)."""
+        try:
+            return from_json(future.result(), Outcome)
+        except Exception as exc:  # the task raised, or its worker died: the task's error, not the batch's
+            from ray import exceptions
+
+            self._note(f"{task.id}: {type(exc).__name__}: {_ANSI.sub('', str(exc)).strip()}")
+            details = f"details in {self.log_path}"
+            died = (exceptions.WorkerCrashedError, exceptions.NodeDiedError, exceptions.LocalRayletDiedError)
+            if isinstance(exc, (*died, exceptions.OutOfMemoryError)):
+                why = " (out of memory)" if isinstance(exc, exceptions.OutOfMemoryError) else ""
+                tries = f"{attempts} attempts; " if attempts > 1 else ""
+                return lost(task, "error", f"the Ray worker died{why} ({tries}{details})", started)
+            error: BaseException = exc
+            if isinstance(exc, exceptions.RayTaskError) and isinstance(exc.cause, BaseException):
+                error = exc.cause
+            first = (_ANSI.sub("", str(error)).strip().splitlines() or [""])[0]
+            return lost(task, "error", f"ray: {type(error).__name__}: {first[:300]} ({details})", started)
 
 
-def _outcome(future: asyncio.Future[Any], task: BatchTask, started: float) -> Outcome:
-    """What a finished Ray task returned, or the error it ended with."""
-    try:
-        return from_json(future.result(), Outcome)
-    except Exception as exc:  # the task raised, or its worker died: the task's error, not the batch's
-        text = str(exc).strip().splitlines()
-        detail = next((line for line in reversed(text) if line.strip()), type(exc).__name__)
-        return lost(task, "error", f"ray: {type(exc).__name__}: {detail[:300]}", started)
+def _settle(ray: Any, refs: list[Any], deadline: float) -> list[Any]:
+    """Wait (until `deadline`) for each of `refs`; what each returned (None for an error or the time running out).
+    Getting them also keeps Ray from printing an error nobody fetched."""
+    values = []
+    for ref in refs:
+        try:
+            values.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+        except Exception:
+            values.append(None)
+    return values
+
+
+class _Uncolored:
+    """A text stream writing into `log` without the terminal colours Ray adds."""
+
+    def __init__(self, log: TextIO) -> None:
+        self.log = log
+
+    def write(self, text: str) -> int:
+        with contextlib.suppress(OSError, ValueError):
+            self.log.write(_ANSI.sub("", text))
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.log.flush()
+
+    def isatty(self) -> bool:
+        return False

@@ -1,6 +1,7 @@
 """What a batch leaves in DIR, and the one process that writes it (the driver).
 
-    DIR/results.jsonl        one line per finished task (the last line for an id wins: `--retry-failed`)
+    DIR/results.jsonl        one line per finished task (a task run again gets a new line, which replaces its
+                             old one when the run ends: `--retry-failed`)
     DIR/patches/<id>.patch   its diff against the base commit (`git apply` takes it), when it changed something
     DIR/transcripts/<id>.jsonl  its session
     DIR/preds.json           SWE-bench predictions: {instance_id: {instance_id, model_name_or_path, model_patch}}
@@ -10,11 +11,17 @@
 A task's patch and transcript are written (whole, then renamed into place) before its results line, and the line
 is one `write` of a whole line, so a line always has its files and a stop at any moment leaves at most a partial
 last line — which the next run cuts off before it appends. A lock on `DIR/.lock` keeps a second batch out.
+
+While a batch runs it only appends, so a task run again (`--retry-failed`) has two lines for a moment; `compact`
+rewrites the file with the last line of each task (whole, then renamed into place) when the run ends, and when
+the next run opens a DIR whose run was killed before it could. Any reader of a file caught in between — ours
+included — takes the last line of an id.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -40,6 +47,8 @@ class ResultStore:
         """The last recorded result of each task id."""
         self.warnings: list[str] = []
         self._lock_fd: int | None = None
+        self._superseded = 0
+        """Lines of the results file that a later line of the same task replaces (`compact` drops them)."""
 
     @classmethod
     def open(cls, out: Path) -> ResultStore:
@@ -58,6 +67,8 @@ class ResultStore:
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         store._lock_fd = fd
         store._load()
+        with contextlib.suppress(OSError):  # a full disk: the lines stay (the last of each task wins)
+            store.compact()
         return store
 
     @property
@@ -83,6 +94,7 @@ class ResultStore:
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                 self.warnings.append(f"{path}:{number}: not a result ({exc}); ignored")
                 continue
+            self._superseded += result.id in self.latest
             self.latest[result.id] = result
 
     def should_run(self, task_id: str, retry_failed: bool) -> bool:
@@ -110,12 +122,25 @@ class ResultStore:
             written = os.write(fd, line)
             if written != len(line):  # a full disk: take the partial line back off
                 os.ftruncate(fd, os.fstat(fd).st_size - written)
-                raise OSError(f"{self.results_path}: the disk took only {written} of {len(line)} bytes")
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.results_path))
             os.fsync(fd)
         finally:
             os.close(fd)
+        self._superseded += result.id in self.latest
         self.latest[result.id] = result
         return result
+
+    def compact(self) -> bool:
+        """Rewrite the results file with only the last line of each task, when an earlier one is there; True when
+        it did. Lines that are not results are kept as they are. OSError when the disk refuses (the file stays)."""
+        if not self._superseded:
+            return False
+        lines = [(line, _id_of(line)) for line in self.results_path.read_bytes().splitlines(keepends=True)]
+        last = {task_id: number for number, (_line, task_id) in enumerate(lines) if task_id is not None}
+        kept = [line for number, (line, task_id) in enumerate(lines) if task_id is None or last[task_id] == number]
+        _write_whole(self.results_path, b"".join(kept))
+        self._superseded = 0
+        return True
 
     def patch_text(self, result: TaskResult) -> str:
         if result.patch is None:
@@ -150,11 +175,25 @@ class ResultStore:
             self._lock_fd = None
 
 
-def _write_whole(path: Path, text: str) -> None:
-    """Write `path` so that it is never seen half-written: a temporary file, synced, renamed over it."""
+def _id_of(line: bytes) -> str | None:
+    """The task of a results line; None for a line that is not a result (`_load` skips it too)."""
+    try:
+        return msgspec.json.decode(line, type=TaskResult).id
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _write_whole(path: Path, text: str | bytes) -> None:
+    """Write `path` so that it is never seen half-written: a temporary file, synced, renamed over it (a disk that
+    refuses the temporary file leaves `path` as it was, and no temporary file)."""
     partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with partial.open("wb") as handle:
+            handle.write(text.encode() if isinstance(text, str) else text)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise
     os.replace(partial, path)

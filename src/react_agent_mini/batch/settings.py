@@ -33,7 +33,8 @@ class RunSettings(msgspec.Struct, frozen=True):
     """`--sandbox`; None: as the settings files say (ram's default)."""
     workspace_root: str | None = None
     """Where workspaces are made (`<root>/<task file stem>`); a relative path is taken in the temporary directory
-    of the worker's machine (Ray: one per batch, `ram-batch/<run id>`); None: `ram-batch/workspaces` there."""
+    of the worker's machine (Ray: one per batch, `ram-batch/<batch key>`), whose first folder (`ram-batch`) every
+    task sweeps of dead workers' workspaces; None: `ram-batch/workspaces` there."""
     repo_cache: str | None = None
     """Where git URLs are mirrored once for many tasks (relative: in the worker's temporary directory); None:
     `ram-batch/repos` there."""

@@ -2,9 +2,10 @@
 
 Fields: `id` (or SWE-bench's `instance_id`), `prompt` (or `problem_statement`), `repo` (a local path — relative to
 the tasks file — or a git URL; SWE-bench's `owner/name` becomes its GitHub URL when no such directory exists),
-optional `base_commit`, `setup` and `test` (a shell command or a list of them), and per-task options `model`,
-`max_turns`, `timeout` (seconds) and `num_cpus` (Ray). Other fields (SWE-bench carries many) are ignored. A line
-that is not such an object is reported with its number and skipped; blank lines are skipped silently.
+optional `base_commit` (a commit id, tag or branch; not starting with `-`), `setup` and `test` (a shell command or
+a list of them), and per-task options `model`, `max_turns`, `timeout` (seconds) and `num_cpus` (Ray). Other fields
+(SWE-bench carries many) are ignored. A line that is not such an object is reported with its number and skipped;
+blank lines are skipped silently.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ def parse_task(text: str, line: int, base: Path) -> BatchTask:
     base_commit = data.get("base_commit")
     if base_commit is not None and (not isinstance(base_commit, str) or not base_commit.strip()):
         raise ValueError("`base_commit` must be a non-empty string")
+    if isinstance(base_commit, str) and base_commit.strip().startswith("-"):
+        raise ValueError(f"`base_commit` {base_commit.strip()!r} is not a commit (it starts with '-')")
     return BatchTask(
         id=task_id,
         prompt=prompt,

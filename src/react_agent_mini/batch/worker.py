@@ -4,6 +4,11 @@ Engine-neutral: the local pool's worker processes and Ray's tasks both call `run
 and the batch's stop (Ctrl+C, the budget) end a running session the gentle way — `SessionHost.interrupt`, so
 every tool call gets its result and the transcript stays valid — and any other step by cancelling it (a setup
 or test command's whole process group is killed).
+
+The workspace is `<root>/<task's file stem>`, held under `workspace.claim` while the task runs; before it starts,
+the task sweeps away what killed workers left in its root (on Ray, in every batch's root on the node). A task that
+ends while the disk refuses ram's writes (`disk.py`) is not the task's failure: its outcome is `interrupted` with
+`stop_batch` set, and the driver stops the batch.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ..pricing import cost_usd
 from ..providers.base import ModelRequest
 from ..providers.retry import RetryPolicy, stream_with_retry
 from ..terminal_text import visible
+from . import disk
 from . import workspace as ws
 from .limiter import Limiter, endpoint_key, gated
 from .outcome import Outcome, Progress, Status, TaskResult
@@ -36,6 +42,8 @@ from .tasks import BatchTask, file_stem
 
 GRACE = 15.0
 """Seconds a session has to stop after it was interrupted before its task is cancelled outright."""
+DEFAULT_ROOT = "ram-batch/workspaces"
+"""The workspaces' root when the settings name none (in the temporary directory)."""
 
 
 class SetupFailed(Exception):
@@ -60,13 +68,21 @@ class _Run:
         self.patch = ""
         self.test: ws.CommandResult | None = None
         self.transcript_path: Path | None = None
+        relative = Path(settings.workspace_root or DEFAULT_ROOT)
+        self.root = Path(tempfile.gettempdir(), relative)  # an absolute root stays as it is
+        self.area = None if relative.is_absolute() else Path(tempfile.gettempdir(), relative.parts[0])
+        """ram's folder of this machine's batch roots (a relative root: in the temporary directory), or None."""
+        self.path = self.root / file_stem(task.id)
+        self.claim: int | None = None
+        """The descriptor holding the workspace's lock (`workspace.claim`)."""
 
     async def body(self) -> None:
         task = self.task
-        root = Path(tempfile.gettempdir(), self.settings.workspace_root or "ram-batch/workspaces")  # relative: in tmp
-        path = root / file_stem(task.id)
-        if path.exists():  # left by a run that was killed
-            ws.remove(path)
+        path = self.path
+        self.claim = await ws.claim(path)
+        await asyncio.to_thread(self._sweep)
+        if path.exists():  # left by a run that was killed, or kept by --keep-workspaces
+            await asyncio.to_thread(ws.remove, path)
         cache = Path(tempfile.gettempdir(), self.settings.repo_cache or "ram-batch/repos")
         self.workspace = await ws.create(task.repo, task.base_commit, path, cache)
         if task.setup:
@@ -175,15 +191,33 @@ class _Run:
         shutil.rmtree(path.parent, ignore_errors=True)
         return text
 
+    def _sweep(self) -> None:
+        """Remove what killed workers left: in this root, and on a node of Ray's, in every batch's root."""
+        ws.sweep(self.root, own=self.path)
+        if self.area is not None:
+            ws.sweep_area(self.area, own=self.path)
+
+    def disk_problem(self, body: asyncio.Future[None]) -> str | None:
+        """Whether the disk refuses ram's writes: what the task's failure says, else a probe of the workspaces'
+        and the transcripts' folders."""
+        error = None if body.cancelled() else body.exception()
+        if isinstance(error, ws.WorkspaceError) and error.disk:
+            return error.disk
+        return disk.from_exception(error) or disk.first_problem([self.root, transcript.data_dir() / "sessions"])
+
     def clean_up(self) -> str | None:
-        """Remove the workspace (or say where it was kept)."""
-        if self.workspace is None:
+        """Remove the workspace (or say where it was kept) and let go of it."""
+        if self.claim is None:
             return None
-        if self.settings.keep_workspaces:
-            return str(self.workspace.path)
-        ws.remove(self.workspace.path)
+        kept = self.settings.keep_workspaces and self.workspace is not None
+        if not kept:
+            ws.remove(self.path)
+        ws.release(self.path, self.claim)
+        self.claim = None
+        if kept:
+            return str(self.path)
         with contextlib.suppress(OSError):  # the batch's directory of workspaces goes with its last one
-            self.workspace.path.parent.rmdir()
+            self.root.rmdir()
         return None
 
 
@@ -217,7 +251,11 @@ async def run_task(
         if not body.done():  # our own caller was cancelled: stop the task before going
             body.cancel()
             await asyncio.wait({body})
+            await asyncio.to_thread(run.clean_up)
     outcome = run.outcome(failure, started)
+    problem = await asyncio.to_thread(run.disk_problem, body)  # before clean-up: the disk as the task left it
+    if problem:
+        outcome.result.status, outcome.result.error, outcome.stop_batch = "interrupted", problem, problem
     outcome.result.workspace = await asyncio.to_thread(run.clean_up)
     return outcome
 

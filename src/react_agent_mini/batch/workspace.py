@@ -20,7 +20,16 @@ filter names nothing, and runs nothing. Once the clone exists, git is pointed at
 with `--no-ext-diff --no-textconv`, and a nested repository's gitlink is marked skip-worktree first (or `git add`
 would run `git status` in it, with its own config). The `git` run is the first on `PATH` outside the workspace.
 Only mirroring a URL (the network) keeps the user's global config, where credential helpers, proxies and
-`insteadOf` live; it runs in a bare mirror of ours, with hooks off and no `ext::` transport.
+`insteadOf` live; it runs in a bare mirror of ours, with hooks off and no `ext::` transport. Every git runs in the C
+locale, so that its words for a full disk are known (`disk.from_text`).
+
+The base commit must name a commit of the repository (`rev-parse --verify`), and the checkout is of its full id,
+so a value git would read as an option or a path never reaches `checkout`.
+
+A worker holds a lock on `<root>/<stem>.workspace-lock` while it works in `<root>/<stem>` (`claim`), and lets go
+when the workspace is removed or kept. A worker that was killed lets go too — the kernel drops its locks — so a
+lock file nobody holds marks a workspace whose worker is gone: `sweep` removes it, and every task sweeps its root
+before it starts (on Ray, every batch's root on that node), as the Ray driver does on every node at the end.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from pathlib import Path
 import msgspec
 
 from ..checkpoints.git import git_program, isolated_env
+from .disk import describe, from_text
 
 OUTPUT_TAIL = 2000
 """Characters of a command's output kept for the results."""
@@ -49,10 +59,19 @@ SAFE = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "c
 LOCAL = (*SAFE, "-c", "protocol.allow=never", "-c", "protocol.file.allow=always")
 """For everything but the network: only local paths may be read from."""
 NETWORK = (*SAFE, "-c", "protocol.ext.allow=never")
+LOCK_SUFFIX = ".workspace-lock"
+"""`<root>/<stem>.workspace-lock`: held by the worker using `<root>/<stem>`."""
+CLAIM_POLL = 0.1
+"""Seconds between tries for a workspace's lock while a sweeper holds it."""
 
 
 class WorkspaceError(Exception):
     """The workspace could not be made (clone, checkout); the message says which command failed and how."""
+
+    def __init__(self, message: str, *, disk: str | None = None) -> None:
+        super().__init__(message)
+        self.disk = disk
+        """Set when git said the disk refused its writes (`disk.describe`): not the task's fault."""
 
 
 class CommandResult(msgspec.Struct, frozen=True):
@@ -80,11 +99,27 @@ async def create(repo: str, base_commit: str | None, path: Path, cache: Path) ->
         source = str(await _mirror(repo, cache, base_commit))
     elif not Path(repo, ".git").exists() and not Path(repo, "HEAD").is_file():
         raise WorkspaceError(f"{repo} is not a git repository")
+    if base_commit is not None and base_commit.startswith("-"):
+        raise WorkspaceError(f"base_commit {base_commit} is not a commit (it starts with '-')")
     # git makes the leading directories (another task's clean-up may remove an empty parent meanwhile)
-    await git("clone", "--quiet", "--no-checkout", "--template=", source, str(path), cwd=Path(os.sep))
-    await git("checkout", "--quiet", "--detach", base_commit or "HEAD", cwd=path, repo=path)
-    base = (await git("rev-parse", "HEAD", cwd=path, repo=path)).strip()
+    await git("clone", "--quiet", "--no-checkout", "--template=", source, str(path), cwd=Path(os.sep), where=path)
+    base = await _commit(path, base_commit or "HEAD")
+    if base is None:
+        raise WorkspaceError(
+            f"base_commit {base_commit} is not a commit in {repo}" if base_commit else f"{repo} has no commit yet"
+        )
+    await git("checkout", "--quiet", "--detach", base, cwd=path, repo=path)
     return Workspace(path, base)
+
+
+async def _commit(clone: Path, name: str) -> str | None:
+    """The full id of the commit `name` names in `clone`; None when it names none."""
+    try:
+        return (await git("rev-parse", "--verify", "--quiet", f"{name}^{{commit}}", cwd=clone, repo=clone)).strip()
+    except WorkspaceError as exc:
+        if exc.disk:
+            raise
+        return None
 
 
 async def _mirror(url: str, cache: Path, commit: str | None) -> Path:
@@ -97,7 +132,9 @@ async def _mirror(url: str, cache: Path, commit: str | None) -> Path:
         if not mirror.exists():
             partial = cache / f"{key}.partial"
             shutil.rmtree(partial, ignore_errors=True)
-            await git("clone", "--quiet", "--mirror", "--template=", url, str(partial), cwd=cache, network=True)
+            await git(
+                "clone", "--quiet", "--mirror", "--template=", url, str(partial), cwd=cache, network=True, where=cache
+            )  # fmt: skip
             partial.rename(mirror)
         elif commit and not await _has_commit(mirror, commit):
             await git("remote", "update", "--prune", cwd=mirror, network=True)
@@ -116,7 +153,9 @@ async def _has_commit(repo: Path, commit: str) -> bool:
     try:
         await git("cat-file", "-e", f"{commit}^{{commit}}", cwd=repo)
         return True
-    except WorkspaceError:
+    except WorkspaceError as exc:
+        if exc.disk:
+            raise
         return False
 
 
@@ -162,6 +201,100 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + LOCK_SUFFIX)
+
+
+async def claim(path: Path) -> int:
+    """Take the lock of the workspace `path` (making its parent): the descriptor that holds it, for `release`.
+    Waits while a sweeper holds the lock (it is removing what a dead worker left at `path`)."""
+    lock = lock_path(path)
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)  # a sweeper or a clean-up may remove an empty parent
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            await asyncio.sleep(CLAIM_POLL)
+            continue
+        if _same_file(fd, lock):
+            return fd
+        os.close(fd)  # a sweeper removed the file while we opened it: make a new one
+
+
+def release(path: Path, fd: int) -> None:
+    """Let go of the workspace's lock (after removing or keeping the workspace)."""
+    lock = lock_path(path)
+    try:
+        if _same_file(fd, lock):
+            lock.unlink()
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def sweep(root: Path, own: Path | None = None) -> list[Path]:
+    """Remove every workspace in `root` whose lock nobody holds (its worker died) but the caller's `own` (where
+    `flock` is a POSIX lock, as on NFS, a process's own lock does not keep itself out); the ones removed."""
+    removed = []
+    try:
+        locks = sorted(root.glob("*" + LOCK_SUFFIX))
+    except OSError:
+        return []
+    for lock in locks:
+        if own is not None and lock == lock_path(own):
+            continue
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its worker is alive
+            if not _same_file(fd, lock):
+                continue
+            workspace = lock.with_name(lock.name.removesuffix(LOCK_SUFFIX))
+            remove(workspace)
+            lock.unlink()
+            removed.append(workspace)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def sweep_area(area: Path, own: Path | None = None) -> list[Path]:
+    """`sweep` every folder of `area` (a node's `ram-batch`: one root per batch), removing a root the sweep left
+    empty; the workspaces removed."""
+    removed: list[Path] = []
+    try:
+        roots = [entry for entry in area.iterdir() if entry.is_dir()]
+    except OSError:
+        return []
+    for root in roots:
+        swept = sweep(root, own)
+        if swept:
+            with contextlib.suppress(OSError):
+                root.rmdir()
+        removed += swept
+    return removed
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
 async def git(
     *args: str,
     cwd: Path,
@@ -169,13 +302,16 @@ async def git(
     env: Mapping[str, str] | None = None,
     repo: Path | None = None,
     network: bool = False,
+    where: Path | None = None,
 ) -> str:
     """Run git; its stdout, or WorkspaceError with the command and the end of its stderr. `repo`: the clone to work
-    in, named to git explicitly; `network`: a fetch from a URL (the only kind that reads the user's global config)."""
+    in, named to git explicitly; `network`: a fetch from a URL (the only kind that reads the user's global config);
+    `where`: the folder it writes in, for the message when the disk is full (default: `repo`, else `cwd`)."""
     if network:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {"GIT_TERMINAL_PROMPT": "0"}
     else:
         full_env = isolated_env()
+    full_env["LC_ALL"] = "C"  # git's words for a full disk, as `disk.from_text` knows them
     if repo is not None:
         dotgit = str(repo / ".git")
         full_env |= {"GIT_DIR": dotgit, "GIT_COMMON_DIR": dotgit, "GIT_WORK_TREE": str(repo)}
@@ -194,8 +330,13 @@ async def git(
         _kill_group(process)
         raise
     if process.returncode != 0:
-        detail = err.decode(errors="replace").strip().splitlines()
-        raise WorkspaceError(f"git {args[0]} failed: {detail[-1] if detail else f'exit {process.returncode}'}")
+        text = err.decode(errors="replace")
+        detail = text.strip().splitlines()
+        code = from_text(text)
+        raise WorkspaceError(
+            f"git {args[0]} failed: {detail[-1] if detail else f'exit {process.returncode}'}",
+            disk=describe(code, where or repo or cwd) if code is not None else None,
+        )
     return out.decode(errors="replace")
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from .. import session_lock, transcript
 from ..terminal_text import visible
 from .conversation import CannotCut, cut_index, next_id
-from .plan import summarize
-from .rewind import back_to, code_lines, listing, plan_for, rewind_code
+from .rewind import back_to, code_lines, held, listing, plan_for, rewind_code, turns
 from .store import CheckpointStore, store_dir
 
 EXAMPLES = """examples:
@@ -27,7 +26,8 @@ EXAMPLES = """examples:
 The session's lock is held throughout (a session another `ram` is writing is refused, exit 2). A file someone
 changed since the agent last did is left as it is and named, and the exit code is 1, unless --force. A file whose
 folder now leads outside the workspace (a folder replaced by a link), or that is now a link or has other hard links,
-is never written or removed, even with --force: it is named, and the exit code is 1."""
+is never written or removed, even with --force: it is named, and the exit code is 1. When the code is not all back,
+the conversation is not rewound either (one line says so, exit 1): --conversation rewinds it alone."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,7 +88,7 @@ async def _rewind(args: argparse.Namespace, path: Path, lock: session_lock.Sessi
     history = loaded.messages
     store = CheckpointStore(store_dir(path))
     workspace = Path(str(loaded.meta.get("cwd") or cwd))
-    summaries = summarize(history, store)
+    summaries = await turns(store, history)
     if args.turn is None:
         print(f"session {loaded.session_id[:12]} · {len(summaries)} turn(s) · {workspace}")
         print("\n".join(visible(line) for line in listing(summaries, workspace)))
@@ -120,6 +120,9 @@ async def _rewind(args: argparse.Namespace, path: Path, lock: session_lock.Sessi
         if outcome.kept:
             print("rerun with --force to overwrite the files left as they are", file=sys.stderr)
         status = 1 if outcome.kept or outcome.refused or outcome.failed else 0
+        if keep is not None and outcome.left:  # never the conversation without the code it speaks of
+            print(visible(held(outcome, f"`ram rewind {args.turn} --conversation`")))
+            keep, status = None, 1
     if keep is not None:
         dropped = len(history) - keep
         if dropped and keep < len(history) - len(loaded.repaired):

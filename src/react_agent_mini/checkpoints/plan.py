@@ -31,7 +31,7 @@ from .store import (
     UncoveredRecord,
     Untracked,
 )
-from .tracker import is_turn_start, turn_id
+from .tracker import is_turn_start, turn_id, typed_text
 
 
 class TurnSummary(msgspec.Struct, frozen=True):
@@ -40,6 +40,7 @@ class TurnSummary(msgspec.Struct, frozen=True):
     number: int
     id: str
     prompt: str
+    """What the user typed (for a custom command, `/review src/app.py`, not the text it expanded to)."""
     files: tuple[str, ...]
     """Files the turn changed (absolute paths)."""
     uncovered: tuple[str, ...]
@@ -84,7 +85,7 @@ def summarize(history: Sequence[Message], store: CheckpointStore) -> list[TurnSu
             for (t, file), before in befores.items()
             if t == turn and (t, file) in afters and afters[(t, file)] != before
         )
-        prompt = " ".join(message.text.split())
+        prompt = " ".join(typed_text(message).split())
         out.append(TurnSummary(number, turn, prompt, files, tuple(uncovered.get(turn, ()))))
     return out
 

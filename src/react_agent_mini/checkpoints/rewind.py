@@ -1,6 +1,12 @@
 """A rewind, start to finish, for the REPL's `/rewind` and `ram rewind`: list the turns, put the code back, cut
 the conversation, and say what was done in lines a person reads. Turn 0 is the start of the session: everything
-the agent changed is undone, and the conversation is emptied.
+the agent changed is undone, and the conversation is emptied. The turns are listed once the commands an earlier
+process was killed during are settled (`commands.settle`), so what they changed is listed and rewound too.
+
+Code and conversation go back together or the rewind says why not: when both are asked for and some of the code
+cannot be put back (a file left as it is, one that cannot be restored, a command whose changes were not seen), the
+conversation is not cut either — it would tell the model of a state the files are not in — and one line says so
+and how to cut it anyway (`held`).
 
 `rewind_code` restores every file of the plan whose content nobody changed since the agent; for one that somebody
 did, `confirm` decides (the REPL asks, `ram rewind` says no unless `--force`), and a file left alone is listed.
@@ -10,7 +16,7 @@ written or removed, nor asked about: it is left as it is and named (`restore.ref
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 
 import msgspec
@@ -35,6 +41,26 @@ class CodeOutcome(msgspec.Struct):
     refused: list[tuple[str, str]] = msgspec.field(default_factory=list)
     """Files left as they are because writing them could reach outside the workspace, and why."""
     failed: list[tuple[str, str]] = msgspec.field(default_factory=list)
+
+    @property
+    def left(self) -> list[str]:
+        """What of the code is not back, a few words each (empty when all of it is)."""
+        parts = []
+        files = len(self.kept) + len(self.refused) + len(self.failed) + len(self.plan.untracked)
+        if files:
+            parts.append(f"{files} file{'' if files == 1 else 's'} not restored")
+        if commands := len(self.plan.uncovered):
+            parts.append(f"what {commands} command{'' if commands == 1 else 's'} changed not undone")
+        return parts
+
+
+def held(outcome: CodeOutcome, anyway: str) -> str:
+    """The line saying the conversation was not rewound because the code is not all back; `anyway`: how to rewind
+    the conversation alone."""
+    return (
+        f"conversation not rewound: the code is not all back ({', '.join(outcome.left)}), and the conversation "
+        f"would no longer match it; {anyway} rewinds the conversation alone"
+    )
 
 
 def back_to(turn: int) -> str:
@@ -104,5 +130,10 @@ def code_lines(outcome: CodeOutcome, cwd: Path) -> list[str]:
     return lines
 
 
-def turns(store: CheckpointStore, history: Sequence[Message]) -> list[TurnSummary]:
+async def turns(store: CheckpointStore, history: Sequence[Message], running: Collection[str] = ()) -> list[TurnSummary]:
+    """The turns of `history`, each with what it changed, once the commands cut off by an earlier process (all but
+    those in `running`) are settled."""
+    from .commands import settle
+
+    await settle(store, running)
     return summarize(history, store)

@@ -6,16 +6,24 @@
                     after     a file's hash after the agent changed it (the latest one counts)
                     restored  a file's hash after a rewind put it back
                     uncovered a Bash command whose changes could not be seen (no git repository)
+                    command   a Bash command about to run, with the snapshot taken just before it (written before
+                              it starts: if ram is killed while it runs, what differs from that snapshot is still
+                              found, `commands.settle`)
+                    ended     that command's changes are all recorded
     blobs/ab/cdef…  file contents, named by their hash (`content.py`), written before the record naming them
     git-index       the private git index snapshots go through (`git.py`)
 
 One process writes a session's store: the one holding the session's lock (`session_lock.py`), as for the
-transcript. A line cut by a crash is skipped when read.
+transcript. A record is one write of one line, there once the write returns (in the kernel's hands: a process
+killed with kill -9 has written it; a power cut may lose the last ones). A write the disk refused half-way (ENOSPC,
+EFBIG) is taken back off; a line cut some other way is skipped when read, and the next record starts a line of its
+own.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -88,10 +96,38 @@ class UncoveredRecord(msgspec.Struct, frozen=True, tag="uncovered"):
     command: str
 
 
-Record: TypeAlias = TurnRecord | ChangeRecord | AfterRecord | RestoredRecord | UncoveredRecord
-RecordType: TypeAlias = Literal["turn", "change", "after", "restored", "uncovered"]
+class CommandRecord(msgspec.Struct, frozen=True, tag="command"):
+    """A Bash command about to run, and the snapshot of the workspace taken just before it."""
+
+    id: str
+    """Unique in the store: the `ended` record names it."""
+    turn: str
+    command: str
+    tree: str
+    """The snapshot (a tree in the private repository, `git.py`)."""
+    workspace: str
+    """The folder snapshotted (the session's working directory)."""
+    root: str
+    """The repository's work tree root (the paths of the changes are relative to it)."""
+
+
+class EndedRecord(msgspec.Struct, frozen=True, tag="ended"):
+    """The command `id` names has ended and its changes are recorded (or said to be not covered)."""
+
+    id: str
+
+
+Record: TypeAlias = (
+    TurnRecord | ChangeRecord | AfterRecord | RestoredRecord | UncoveredRecord | CommandRecord | EndedRecord
+)
+RecordType: TypeAlias = Literal["turn", "change", "after", "restored", "uncovered", "command", "ended"]
 _decoder = msgspec.json.Decoder(Record)
 _encoder = msgspec.json.Encoder()
+
+
+class NotKept(Exception):
+    """A checkpoint could not be kept (the store's folder cannot be written, the disk is full, git failed): the call
+    still runs, and the message — one line for the model and for the user — says what rewind will not cover."""
 
 
 class CheckpointStore:
@@ -103,7 +139,9 @@ class CheckpointStore:
         self.marked: set[str] = set()
         """Turns that have a turn record."""
         self.changed: set[tuple[str, str]] = set()
-        """(turn, file) pairs that have a change record."""
+        """(turn, file) pairs that have a change record (or whose state before could not be recorded)."""
+        self._torn = False
+        """The index ends with a line cut short (a crash): the next record starts on a line of its own."""
 
     @property
     def index(self) -> Path:
@@ -116,21 +154,31 @@ class CheckpointStore:
 
     def _loaded(self) -> list[Record]:
         if self._records is None:
+            records, self._torn = _load(self.index)
             self._records = []
-            for record in _load(self.index):
+            for record in records:
                 self._note(record)
         return self._records
 
     def append(self, record: Record) -> None:
+        """Write `record` (OSError when it cannot be: then it is not in `records` either)."""
         self._loaded()  # what is on disk comes first
-        self._note(record)
         self.directory.mkdir(parents=True, exist_ok=True)
-        line = _encoder.encode(record) + b"\n"
+        line = (b"\n" if self._torn else b"") + _encoder.encode(record) + b"\n"
         fd = os.open(self.index, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            os.write(fd, line)
+            size = os.fstat(fd).st_size
+            try:
+                if os.write(fd, line) != len(line):  # cut short by a file size limit or a full disk
+                    raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)  # no half line for the next record to join
+                raise
         finally:
             os.close(fd)
+        self._torn = False
+        self._note(record)
 
     def _note(self, record: Record) -> None:
         assert self._records is not None
@@ -147,8 +195,12 @@ class CheckpointStore:
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(f".tmp{os.getpid()}")
-            temporary.write_bytes(data)
-            os.replace(temporary, path)
+            try:
+                temporary.write_bytes(data)
+                os.replace(temporary, path)
+            except OSError:
+                temporary.unlink(missing_ok=True)  # a full disk keeps no half blob
+                raise
         return blob_id
 
     def blob(self, blob_id: str) -> bytes:
@@ -161,15 +213,18 @@ class CheckpointStore:
         return self.index.exists()
 
 
-def _load(path: Path) -> list[Record]:
+def _load(path: Path) -> tuple[list[Record], bool]:
+    """The records in `path`, and whether its last line was cut short."""
     records: list[Record] = []
+    torn = False
     with contextlib.suppress(FileNotFoundError), path.open("rb") as handle:
         for line in handle:
+            torn = not line.endswith(b"\n")
             try:
                 records.append(_decoder.decode(line))
             except msgspec.DecodeError:
                 continue  # a line cut by a crash
-    return records
+    return records, torn
 
 
 def store_dir(transcript_path: Path) -> Path:

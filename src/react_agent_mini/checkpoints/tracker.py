@@ -4,15 +4,23 @@
 - Write and Edit: before the call, the file's content (or its absence) is kept, once per file and turn; after it,
   the hash of what the agent left.
 - Bash, for a command that is not read-only: in a git repository, the workspace is snapshotted before and after
-  (`git.py`) and every path that differs is recorded the same way (its content before comes from the snapshot).
+  and every path that differs is recorded the same way (its content before comes from the snapshot), the snapshot
+  before recorded before the command starts, so a command ram was killed during is rewound too (`commands.py`).
   Without git nothing can tell what a command touched, so the command is recorded as not covered and a rewind
   says so. (The sandbox knows where a command may write, not what it wrote.)
 A turn is the user's message that started it (its id); its record also lists the turns before it in the
 conversation, which is how a rewind knows what came after what once the conversation itself has been rewound.
+
+When a checkpoint cannot be kept — the store's folder cannot be written, the disk is full, git fails — the call
+still runs, as in Claude Code (whose file history logs the failure and lets the edit go ahead), but not silently:
+`NotKept` says what rewind will not cover, and the runner adds that line to the call's result and shows it to the
+user. The file's state before is then recorded as one that cannot be restored, where the store still takes that,
+and is never taken from a later call of the same turn (which would "restore" a state the turn made).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,19 +31,25 @@ from ..messages import Message
 from ..tools import paths
 from ..tools.base import ToolContext
 
-if TYPE_CHECKING:  # the store, git and content modules load at the first change, not at startup
+if TYPE_CHECKING:  # the store, git, content and commands modules load at the first change, not at startup
     from tempfile import TemporaryDirectory
 
+    from .commands import Running
     from .git import GitSnapshots
     from .store import Before, CheckpointStore
 
 FILE_TOOLS = frozenset({"Write", "Edit"})
-TRACKED_MODES = frozenset({0o100644, 0o100755, 0o120000})
 
 
 def is_turn_start(message: Message) -> bool:
     """A message the user typed (or a prompt sent for them): where a turn starts."""
     return message.is_user_text and not message.meta
+
+
+def typed_text(message: Message) -> str:
+    """What the user typed to start the turn: `/review src/app.py` for a custom command (whose message holds the
+    text it expanded to), else the message's text."""
+    return message.typed or message.text
 
 
 def turn_id(message: Message, index: int) -> str:
@@ -59,7 +73,7 @@ def current_turn(history: Sequence[Message]) -> TurnKey | None:
         return None
     _, message = starts[-1]
     ids = tuple(turn_id(m, i) for i, m in starts)
-    return TurnKey(ids[-1], ids, " ".join(message.text.split())[:200])
+    return TurnKey(ids[-1], ids, " ".join(typed_text(message).split())[:200])
 
 
 class StoreLocator:
@@ -92,14 +106,8 @@ class _FileCall(msgspec.Struct):
     store: CheckpointStore
     turn: str
     file: Path
-
-
-class _CommandCall(msgspec.Struct):
-    store: CheckpointStore
-    turn: str
-    git: GitSnapshots
-    root: Path
-    tree: str
+    not_kept: str = ""
+    """Why its checkpoint could not be kept (said once the call has run, with what it left recorded if it can be)."""
 
 
 class Checkpoints:
@@ -109,10 +117,19 @@ class Checkpoints:
         self._history = history
         self._store = store
         self._git: dict[Path, GitSnapshots] = {}
+        self._settled: set[Path] = set()
+        """Stores whose commands cut off by an earlier process were settled (`commands.settle`)."""
+        self._running: set[str] = set()
+        """The ids of this process's commands that have started and not ended."""
 
     def store(self) -> CheckpointStore:
         """The store of the session's current transcript."""
         return self._store()
+
+    @property
+    def running(self) -> frozenset[str]:
+        """The commands of this process running now (a rewind must not settle them)."""
+        return frozenset(self._running)
 
     def git_for(self, store: CheckpointStore, workspace: Path) -> GitSnapshots:
         """The snapshots of `workspace` through `store`'s private index."""
@@ -135,63 +152,85 @@ class Checkpoints:
         if not isinstance(raw, str) or not raw:
             return None
         file = paths.resolve(ctx.cwd, raw)
-        _mark(store, turn)
-        keep_before(store, turn.id, file)
+        try:
+            await self._settle(store)
+            _mark(store, turn)
+            keep_before(store, turn.id, file)
+        except Exception as exc:  # the store cannot be read or written
+            store.changed.add((turn.id, str(file)))  # a later call's "before" would be a state this turn made
+            shown = paths.display(ctx.cwd, file)
+            what = f"rewind will not cover this change to {shown}: its checkpoint could not be saved"
+            return _FileCall(store, turn.id, file, str(_not_kept(what, exc)))
         return _FileCall(store, turn.id, file)
 
     async def after_call(self, token: object) -> None:
         from .content import state_hash
-        from .store import AfterRecord
+        from .store import AfterRecord, NotKept
 
         if isinstance(token, _FileCall):
-            token.store.append(AfterRecord(token.turn, str(token.file), state_hash(token.file)))
-        elif isinstance(token, _CommandCall):
-            await self._after_command(token)
+            try:
+                token.store.append(AfterRecord(token.turn, str(token.file), state_hash(token.file)))
+            except OSError as exc:
+                if not token.not_kept:
+                    what = f"a rewind will ask before restoring {token.file.name}: what the agent left is not recorded"
+                    raise _not_kept(what, exc) from None
+            if token.not_kept:
+                raise NotKept(token.not_kept)
+        elif isinstance(token, _CommandToken):
+            from .commands import finish
+
+            try:
+                await finish(token.running)
+            except Exception as exc:
+                raise _not_kept("rewind will not cover what this command changed: its checkpoint failed", exc) from None
+            finally:
+                self._running.discard(token.running.record.id)
+
+    async def _settle(self, store: CheckpointStore) -> None:
+        """Before this process's first change: settle the commands an earlier one was killed during (a store that
+        cannot be written now is settled by the next rewind instead)."""
+        if store.directory in self._settled:
+            return
+        self._settled.add(store.directory)
+        from .commands import settle
+
+        with contextlib.suppress(OSError):
+            await settle(store, self._running)
 
     async def _before_command(
         self, store: CheckpointStore, turn: TurnKey, args: Mapping[str, Any], ctx: ToolContext
-    ) -> _CommandCall | None:
+    ) -> _CommandToken | None:
         from ..permissions.bash.view import inspect_command  # loaded already: the policy judged this command
-        from .git import GitFailed
-        from .store import UncoveredRecord
+        from .commands import start
 
         command = args.get("command")
         if not isinstance(command, str) or inspect_command(command, ctx.cwd, ctx.shell.cwd).read_only:
             return None
-        _mark(store, turn)
-        git = self.git_for(store, ctx.cwd)
-        root = await git.root()
-        if root is None:
-            store.append(UncoveredRecord(turn.id, command))
-            return None
         try:
-            tree = await git.snapshot()
-        except (GitFailed, OSError) as exc:
-            store.append(UncoveredRecord(turn.id, f"{command}  (git snapshot failed: {exc})"))
+            await self._settle(store)
+            _mark(store, turn)
+            running = await start(store, self.git_for(store, ctx.cwd), turn.id, command)
+        except Exception as exc:
+            what = "rewind will not cover what this command changes: its checkpoint could not be saved"
+            raise _not_kept(what, exc) from None
+        if running is None:
             return None
-        return _CommandCall(store, turn.id, git, root, tree)
+        self._running.add(running.record.id)
+        return _CommandToken(running)
 
-    async def _after_command(self, call: _CommandCall) -> None:
-        from .content import state_hash
-        from .git import ZERO, GitFailed
-        from .store import Absent, AfterRecord, ChangeRecord, GitBlob, UncoveredRecord
 
-        try:
-            after = await call.git.snapshot()
-            changes = await call.git.changes(call.tree, after)
-        except (GitFailed, OSError) as exc:
-            call.store.append(UncoveredRecord(call.turn, f"(git snapshot after a command failed: {exc})"))
-            return
-        for change in changes:
-            if change.old_mode and change.old_mode not in TRACKED_MODES:
-                continue  # a submodule
-            file = call.root / change.rel
-            if (call.turn, str(file)) not in call.store.changed:
-                before: Before = Absent()
-                if change.old_id != ZERO:
-                    before = GitBlob(change.old_id, change.old_mode, str(call.root), change.rel)
-                call.store.append(ChangeRecord(call.turn, str(file), before))
-            call.store.append(AfterRecord(call.turn, str(file), state_hash(file)))
+class _CommandToken(msgspec.Struct):
+    running: Running
+
+
+def _not_kept(what: str, exc: Exception) -> Exception:
+    """`exc` as a `NotKept` saying `what` (and why); one that already says what is not covered, as it is."""
+    from .store import NotKept
+
+    if isinstance(exc, NotKept):
+        return exc
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+    return NotKept(f"{what} ({reason})")
 
 
 def _mark(store: CheckpointStore, turn: TurnKey) -> None:
@@ -202,7 +241,8 @@ def _mark(store: CheckpointStore, turn: TurnKey) -> None:
 
 
 def keep_before(store: CheckpointStore, turn: str, file: Path) -> None:
-    """Record what `file` holds now, unless this turn already did."""
+    """Record what `file` holds now, unless this turn already did. OSError when it cannot be kept: what the store
+    still takes then is that the state before cannot be restored."""
     from .content import NotTrackable, read_state
     from .store import Absent, Blob, ChangeRecord, Untracked
 
@@ -216,5 +256,14 @@ def keep_before(store: CheckpointStore, turn: str, file: Path) -> None:
     except OSError as exc:
         before = Untracked(f"unreadable: {exc.strerror or exc}")
     else:
-        before = Absent() if state is None else Blob(store.put_blob(state.data), state.mode)
+        if state is None:
+            before = Absent()
+        else:
+            try:
+                before = Blob(store.put_blob(state.data), state.mode)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    why = f"its content then could not be saved ({exc.strerror or exc})"
+                    store.append(ChangeRecord(turn, str(file), Untracked(why)))
+                raise
     store.append(ChangeRecord(turn, str(file), before))

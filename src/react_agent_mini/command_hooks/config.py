@@ -4,7 +4,9 @@ Each file may hold `{"hooks": {Event: [{"matcher": "Edit|Write", "hooks": [{"typ
 "timeout": 30}]}]}}` (Claude Code's format). Files load in the permissions' order (user, `.claude/settings.json`,
 `.claude/settings.local.json`, `.agents/settings.json`, then `--settings`), restricted by `--setting-sources`; every
 hook of every file counts. A part that cannot be understood — an unknown event, a hook that is not
-`type: "command"`, a missing command — costs one warning naming the file, and the rest loads. A file that is not
+`type: "command"`, a missing command, a key ram does not know (`"matchr"`, `"timout"`: the warning says which key
+was meant; Claude Code's own `async`, `statusMessage`, `once` are named as ignored) — costs one warning naming the
+file, and the rest loads. A file that is not
 valid JSON is skipped here (the permission loader names it and fails closed). `disableAllHooks: true` switches every
 command hook off, but only from the user's file or `--settings`: a cloned repository must not be able to turn off
 the user's own guards.
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from ..hooks import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
-from ..permissions.settings import settings_files, user_settings_path
+from ..permissions.settings import near_miss, settings_files, user_settings_path
 
 if TYPE_CHECKING:
     from ..trust.gate import TrustGate
@@ -42,6 +44,27 @@ class CommandHook(msgspec.Struct, frozen=True):
     """The file it came from, as shown to the user."""
     project: bool = False
     """True when that file belongs to the project (`.claude/…`, `.agents/…`) rather than to the user."""
+
+
+GROUP_KEYS = ("matcher", "hooks")
+"""The keys of a matcher group."""
+HOOK_KEYS = ("type", "command", "timeout")
+"""The keys of a command hook that ram applies."""
+CLAUDE_CODE_HOOK_KEYS = ("async", "statusMessage", "once")
+"""Claude Code's keys of a command hook that ram does not use (it runs every hook to its end, each time)."""
+
+
+def _unknown_keys(value: dict[Any, Any], known: tuple[str, ...], ignored: tuple[str, ...], where: str) -> list[str]:
+    """A warning per key of `value` that is not `known` (`ignored` ones: Claude Code's, named as such)."""
+    warnings: list[str] = []
+    for key in (str(key) for key in value):
+        if key in known:
+            continue
+        if key in ignored:
+            warnings.append(f"{where}: ram ignores Claude Code's `{key}`")
+        else:
+            warnings.append(f"{where}: unknown key `{key}`{near_miss(key, (*known, *ignored))} (ignored)")
+    return warnings
 
 
 class LoadedHooks(NamedTuple):
@@ -118,6 +141,7 @@ def parse_hooks(block: Any, source: str, project: bool, warnings: list[str]) -> 
             if not isinstance(matcher, str):
                 warnings.append(f"{where}: `matcher` must be a string (ignored)")
                 continue
+            warnings.extend(_unknown_keys(group, GROUP_KEYS, (), where))
             for index, hook in enumerate(group.get("hooks", [])):
                 found = _command_hook(hook, f"{where}.hooks[{index}]", warnings)
                 if found is not None:
@@ -134,6 +158,7 @@ def _command_hook(hook: Any, where: str, warnings: list[str]) -> tuple[str, floa
     if kind != "command":
         warnings.append(f'{where}: ram runs only `type: "command"` hooks, not {kind!r} (ignored)')
         return None
+    warnings.extend(_unknown_keys(hook, HOOK_KEYS, CLAUDE_CODE_HOOK_KEYS, where))
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
         warnings.append(f"{where}: `command` must be a non-empty string (ignored)")

@@ -17,5 +17,8 @@ window, and makes room rarely and deeply so the provider's prompt cache keeps se
   ② and ③ (demote, clear, drop).
 - `tokens.py` (token estimates, context windows), `meter.py` (how full the next request is), `common.py` (what
   the stages share); they compute once per object through `../memo.py`, which the providers use too.
-- The summary: `autocompact.py`, driven by `controller.py` (the session's side).
+- `hook_context.py`: how much of a hook's text may enter the history, and the hook context messages v2's stages
+  shrink as they shrink tool results.
+- The summary: `autocompact.py`, driven by `controller.py` (the session's side); `filling.py` says what fills a
+  request the model refused and nothing could shrink.
 """

@@ -8,7 +8,9 @@ The rewritten history, in order:
 3. the summary (meta user message);
 4. every message the user typed in the summarised part, verbatim and in order — instructions lost to a summary
    are what users complain about most;
-5. the recent tail, unchanged, starting at a message the user typed, so no tool_result loses its tool_use.
+5. the recent tail, unchanged, starting at a message the user typed — or, for an automatic summary when the
+   current turn alone is longer than the tail may be (one long headless task), at one of its model calls — so
+   no tool_result loses its tool_use.
 
 The summariser is injected (`Summarizer`: system prompt and messages in, summary text out; `model_summarizer`
 builds one over the loop's `call_model`), so this module never talks to a provider and tests script it.
@@ -30,12 +32,15 @@ from ..events import ModelResponse
 from ..messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage, user_text
 from ..providers.base import CallModel, ModelRequest
 from ..trace import trace
+from .hook_context import hook_source
 from .tokens import context_window, estimate_message_tokens, estimate_tokens
 
 Summarizer: TypeAlias = Callable[[str, list[Message]], Awaitable[str]]
 """(system prompt, messages) → summary text; raises or returns "" on failure."""
 ContextSource: TypeAlias = Callable[[], Sequence[Message]]
 """The context to re-inject after a summary (project context, loaded skills), as user messages."""
+Measure: TypeAlias = Callable[[Sequence[Message]], int]
+"""Estimated tokens of a request carrying a history (the system prompt and tools included)."""
 Outcome: TypeAlias = Literal[
     "success",
     "compact_disabled",
@@ -215,10 +220,15 @@ def is_user_typed(message: Message) -> bool:
     return message.is_user_text and not message.meta
 
 
-def plan_compaction(history: Sequence[Message], config: AutoCompactConfig) -> CompactionPlan | None:
+def plan_compaction(
+    history: Sequence[Message], config: AutoCompactConfig, *, within_turn: bool = False
+) -> CompactionPlan | None:
     """Split `history` into the part to summarise and the tail to keep; None when there is nothing older to
     summarise. The tail starts at the earliest message the user typed whose suffix fits `tail_percent` of the
-    window — at the latest at the start of the current turn, which always stays whole."""
+    window — at the latest at the start of the current turn, which then stays whole; with `within_turn` (an
+    automatic summary), a current turn longer than that is cut too, at the earliest of its model calls whose
+    suffix fits (at the latest its last one). Without that, a long headless task, which is one turn, could never
+    be summarised: its requests grew past the window with the summary's trigger long passed."""
     starts = [i for i, m in enumerate(history) if is_user_typed(m)]
     if not starts:
         return None
@@ -226,6 +236,12 @@ def plan_compaction(history: Sequence[Message], config: AutoCompactConfig) -> Co
     suffix = [*reversed(list(accumulate(reversed(sizes)))), 0]  # suffix[i] = tokens of history[i:]
     budget = config.window_tokens * config.tail_percent // 100
     cut = next((i for i in starts if suffix[i] <= budget), starts[-1])
+    if within_turn and suffix[cut] > budget:
+        # Its assistant messages: the message before each is a user message, whose tool_results (if any)
+        # answer calls that lie before it too, so a tail starting there separates no call from its result.
+        steps = [i for i in range(cut + 1, len(history)) if history[i].role == "assistant"]
+        if steps:
+            cut = next((i for i in steps if suffix[i] <= budget), steps[-1])
     older = tuple(history[:cut])
     if not any(m.role == "assistant" for m in older):
         return None  # only user messages before the tail: they are kept anyway, nothing to summarise
@@ -243,10 +259,11 @@ def render_history(messages: Sequence[Message], *, result_chars: int = 500, inpu
     lines: list[str] = []
     for message in messages:
         speaker = "Assistant" if message.role == "assistant" else "Context" if message.meta else "User"
+        clipped = message.meta and hook_source(message) is not None  # a hook's output, shown as a tool's is
         for block in message.content:
             if isinstance(block, TextBlock):
                 if block.text.strip():
-                    lines.append(f"{speaker}: {block.text}")
+                    lines.append(f"{speaker}: {_clip(block.text, result_chars) if clipped else block.text}")
             elif isinstance(block, ToolUseBlock):
                 args = json.dumps(dict(block.input), ensure_ascii=False, default=str)
                 lines.append(f"Assistant called {block.name} {_clip(args, input_chars)}")
@@ -331,16 +348,20 @@ async def maybe_autocompact(
     summarize: Summarizer,
     context: ContextSource | None = None,
     base_tokens: int = 0,
+    measure: Measure | None = None,
 ) -> AutoCompactResult:
     """Summarise when `used_tokens` (the context meter's reading) calls for it; see `check_autocompact`.
 
     `base_tokens`: the system prompt and tool schemas, so the estimate after the rewrite compares with
-    `used_tokens`. Failures are counted in `state` and never raised: the history then stays as it is.
+    `used_tokens`; `measure`, when given, estimates the rewritten history instead (the context meter's way, so
+    what the notice says and what `/status` says next agree). Failures are counted in `state` and never
+    raised: the history then stays as it is.
     """
     skip = check_autocompact(used_tokens, config, state)
     if skip is not None:
         return AutoCompactResult(skip, tokens_before=used_tokens)
-    return await _compact(history, used_tokens, "auto", "", config, state, summarize, context, base_tokens)
+    measured = measure or _measure(base_tokens)
+    return await _compact(history, used_tokens, "auto", "", config, state, summarize, context, measured, True)
 
 
 async def compact_now(
@@ -353,17 +374,30 @@ async def compact_now(
     context: ContextSource | None = None,
     used_tokens: int | None = None,
     base_tokens: int = 0,
+    measure: Measure | None = None,
+    within_turn: bool = False,
 ) -> AutoCompactResult:
     """`/compact [focus]`: summarise now, whatever the switches, the threshold or the breaker say (the user asked).
 
     Everything before the last turn is summarised, however small (as Claude Code's `/compact` does; an automatic
-    summary keeps a tail of `tail_percent` of the window instead). A failure is reported, not counted toward the
-    breaker; a success closes it again.
+    summary keeps a tail of `tail_percent` of the window instead) — with `within_turn` (after the model refused
+    a request as too long), everything before the current turn's last model call. A failure is reported, not
+    counted toward the breaker; a success closes it again. `measure`: as for `maybe_autocompact`.
     """
+    measured = measure or _measure(base_tokens)
     if used_tokens is None:
-        used_tokens = base_tokens + sum(estimate_message_tokens(m) for m in history)
+        used_tokens = measured(history)
     config = msgspec.structs.replace(config, tail_percent=0)
-    return await _compact(history, used_tokens, "manual", focus, config, state, summarize, context, base_tokens)
+    return await _compact(
+        history, used_tokens, "manual", focus, config, state, summarize, context, measured, within_turn
+    )
+
+
+def _measure(base_tokens: int) -> Measure:
+    def measure(messages: Sequence[Message]) -> int:
+        return base_tokens + sum(estimate_message_tokens(m) for m in messages)
+
+    return measure
 
 
 async def _compact(
@@ -375,9 +409,10 @@ async def _compact(
     state: AutoCompactState,
     summarize: Summarizer,
     context: ContextSource | None,
-    base_tokens: int,
+    measure: Measure,
+    within_turn: bool,
 ) -> AutoCompactResult:
-    plan = plan_compaction(history, config)
+    plan = plan_compaction(history, config, within_turn=within_turn)
     if plan is None:
         return AutoCompactResult("nothing_to_compact", trigger, tokens_before=used_tokens, focus=focus)
     injected = tuple(context()) if context is not None else ()
@@ -395,7 +430,7 @@ async def _compact(
         return AutoCompactResult("failed", trigger, error=error, tokens_before=used_tokens, focus=focus)
 
     messages = rewritten_history(plan, summary, injected)
-    after = base_tokens + sum(estimate_message_tokens(m) for m in messages)
+    after = measure(messages)
     state.compactions += 1
     state.last_error = ""
     state.rearm_tokens = after + config.window_tokens * config.rearm_percent // 100

@@ -24,7 +24,8 @@ pipeline.py picks the profile.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 import msgspec
 
@@ -187,9 +188,9 @@ _cuts: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
 _budgeted: PrefixMemo[Message, Message] = PrefixMemo()
 
 
-def cut_results(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+def cut_results(messages: Sequence[Message], options: CompactOptions, *, quiet: bool = False) -> Sequence[Message]:
     """① of the v4 pipeline: cut every tool_result longer than `options.max_tool_result_chars`; the same list
-    when none is (pipeline.py runs it for that profile)."""
+    when none is (pipeline.py runs it for that profile). `quiet`: no trace line (a measurement, not a request)."""
     limit = options.max_tool_result_chars
 
     def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
@@ -197,28 +198,79 @@ def cut_results(messages: Sequence[Message], options: CompactOptions) -> Sequenc
             return None
         return cut_result(block, limit, call_for(messages, index, block.tool_use_id))
 
-    return rewrite_each_result(messages, cut, "truncate", limit)
+    return rewrite_each_result(messages, cut, "truncate", limit, quiet=quiet)
 
 
-def rewrite_each_result(messages: Sequence[Message], cut: Rewrite, strategy: str, key: object) -> Sequence[Message]:
-    """Stage ① for either profile: `messages` with every tool_result `cut` replaces; the same list when it
-    replaces none. `key` stands for everything `cut` depends on besides the history (a profile's own key keeps
-    its cuts apart from the other's); `strategy` names the cut in the trace line."""
+MessageCut: TypeAlias = Callable[[Message], "Message | None"]
+"""`cut(message)`: a whole message to put in its place (profile v2's hook context), or None to look at its
+tool_results instead."""
 
-    def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
-        return rewrite_results(items[index], index, cut)[0]
 
-    out = _budgeted(messages, step, key)  # each message's cut depends on it and the calls before it only
-    if same_messages(out, messages):
+class _Last:
+    """The last history stage ① ran on, per key, and what it made of it: the context meter measures the history
+    as stage ① sends it right before the loop builds the request from the same history, and the stage then runs
+    once, not twice (its trace line too)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[object, tuple[Sequence[Message], Sequence[Message] | None, int]] = {}
+
+    def get(self, messages: Sequence[Message], key: object) -> tuple[Sequence[Message] | None, int] | None:
+        """(what the stage made of `messages`, None when it changed nothing; the results it cut, -1 when not
+        counted yet), or None when it last ran on another history."""
+        last = self.runs.get(key)
+        if last is None or not same_messages(last[0], messages):
+            return None
+        return last[1], last[2]
+
+    def put(self, messages: Sequence[Message], key: object, out: Sequence[Message] | None, truncated: int) -> None:
+        self.runs = {key: (tuple(messages), out, truncated)}  # one history at a time: the one being sent
+
+
+_last = _Last()
+
+
+def rewrite_each_result(
+    messages: Sequence[Message],
+    cut: Rewrite,
+    strategy: str,
+    key: object,
+    *,
+    message_cut: MessageCut | None = None,
+    quiet: bool = False,
+) -> Sequence[Message]:
+    """Stage ① for either profile: `messages` with every tool_result `cut` replaces (and every message
+    `message_cut` replaces whole); the same list when it replaces none. `key` stands for everything the cuts
+    depend on besides the history (a profile's own key keeps its cuts apart from the other's); `strategy` names
+    the cut in the trace line, which `quiet` leaves out."""
+    found = _last.get(messages, key)
+    if found is None:
+
+        def step(items: Sequence[Message], index: int, _done: Sequence[Message]) -> Message:
+            if message_cut is not None and (whole := message_cut(items[index])) is not None:
+                return whole
+            return rewrite_results(items[index], index, cut)[0]
+
+        made = _budgeted(messages, step, key)  # each message's cut depends on it and the calls before it only
+        found = (None, 0) if same_messages(made, messages) else (made, -1)  # -1: counted only for a trace line
+        _last.put(messages, key, *found)
+    out, truncated = found
+    if out is None:
         return messages
-    if enabled():  # counted only for the trace line: counting walks the whole history
-        truncated = sum(rewrite_results(m, i, cut)[1] for i, m in enumerate(messages) if m is not out[i])
-        trace(
-            "compact.run",
-            stage="budget",
-            before=len(messages),
-            after=len(out),
-            truncatedBlocks=truncated,
-            strategy=strategy,
+    if quiet or not enabled():
+        return list(out)  # the caller's own copy: what the memo holds must not change
+    if truncated < 0:  # counting walks the whole history: once per history, and only for the trace line
+        truncated = sum(
+            1 if message_cut is not None and message_cut(m) is not None else rewrite_results(m, i, cut)[1]
+            for i, m in enumerate(messages)
+            if m is not out[i]
         )
+        _last.put(messages, key, out, truncated)
+    trace(
+        "compact.run",
+        stage="budget",
+        before=len(messages),
+        after=len(out),
+        truncatedBlocks=truncated,
+        strategy=strategy,
+    )
     return list(out)

@@ -7,15 +7,16 @@ outbound copy. What a stage does change it changes the same way on every call, i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from itertools import chain, compress
+from itertools import chain, compress, count
 from operator import attrgetter, is_not, not_
 from typing import TypeAlias
 
 import msgspec
 
-from ..memo import IdentityMemo, PrefixMemo, shared_prefix
+from ..memo import IdentityMemo, shared_prefix
 from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 
 COMPACTABLE_TOOLS = frozenset({"Read", "Write", "Edit", "Bash", "Grep", "Glob"})
@@ -105,18 +106,96 @@ def _with_content(message: Message, content: tuple[ContentBlock, ...]) -> Messag
     return msgspec.structs.replace(message, content=content)
 
 
-def whole_and_partial(history: Sequence[Message], outbound: Sequence[Message]) -> tuple[set[str], set[str]]:
-    """(ids of the history's tool_results that `outbound` holds as the very same blocks, ids of those it does
-    not). The stages hand back untouched blocks as is, so the first are the results the model gets whole.
+def whole_ids(history: Sequence[Message], outbound: Sequence[Message]) -> frozenset[str]:
+    """Ids of the history's tool_results that `outbound` holds as the very same blocks, less those also
+    answering a result it does not hold (a server that reused an id): the results the model gets whole. The
+    stages hand back untouched blocks as is, which is how they are known.
 
-    Run before every tool call batch, so it does no Python work per message of the history: each message's
-    results are listed once (as the history grows, the lists of the part a call shares with the last are
-    reused), and the rest is set and map work in C."""
-    sent = set(map(id, chain.from_iterable(_results_of.each(outbound, tool_results_of))))
-    results = list(chain.from_iterable(_results_of.each(history, tool_results_of)))
-    ids = list(map(attrgetter("tool_use_id"), results))
-    seen = list(map(sent.__contains__, map(id, results)))
-    return set(compress(ids, seen)), set(compress(ids, map(not_, seen)))
+    Run before every tool call batch, so it works on what changed since the last call: the history only grows,
+    and a request changes little but its end (compaction cuts now and then, mostly near the end), so only the
+    results from the first message that is not the very same as last time are looked at. A history that does
+    not extend the last one, or a request changed in its first half, is worked out afresh."""
+    return _seen.update(history, outbound)
+
+
+class _Seen:
+    """`whole_ids` of the last history and request, kept up to date as both grow."""
+
+    def __init__(self) -> None:
+        self.history: tuple[Message, ...] = ()
+        self.outbound: tuple[Message, ...] = ()
+        self.ids: list[str] = []
+        """The tool_use_id of each result of the history, in order."""
+        self.index: dict[int, int] = {}
+        """Each result block of the history (by identity) → its position in `ids`."""
+        self.whole: list[bool] = []
+        """Whether the request holds each result as it is."""
+        self.sent: set[int] = set()
+        """The result blocks of the request, by identity."""
+        self.counts: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+        """How many results of each id the request holds whole, and how many it does not."""
+        self.answer: set[str] = set()
+        self.frozen: frozenset[str] = frozenset()
+
+    def update(self, history: Sequence[Message], outbound: Sequence[Message]) -> frozenset[str]:
+        same = shared_prefix(self.outbound, outbound)
+        if not _extends(self.history, history) or 2 * same < len(self.outbound):
+            self._rebuild(history, outbound)
+            return self.frozen
+        gone = [id(b) for m in self.outbound[same:] for b in tool_results_of(m)]
+        added = [id(b) for m in outbound[same:] for b in tool_results_of(m)]
+        self.sent.difference_update(gone)
+        self.sent.update(added)
+        changed = False
+        for block in (*gone, *added):  # a result of the history the request now carries whole, or no longer does
+            position = self.index.get(block)
+            if position is not None and self.whole[position] != (block in self.sent):
+                self._count(position, -1)
+                self.whole[position] = not self.whole[position]
+                self._count(position, 1)
+                changed = True
+        for message in history[len(self.history) :]:
+            for result in tool_results_of(message):
+                position = len(self.ids)
+                self.ids.append(result.tool_use_id)
+                self.index[id(result)] = position
+                self.whole.append(id(result) in self.sent)
+                self._count(position, 1)
+                changed = True
+        self.history, self.outbound = tuple(history), tuple(outbound)
+        if changed:
+            self.frozen = frozenset(self.answer)
+        return self.frozen
+
+    def _count(self, position: int, step: int) -> None:
+        """Count result `position` in (`step` 1) or out (-1), and update whether its id is in the answer."""
+        key = self.ids[position]
+        whole, partial = self.counts
+        (whole if self.whole[position] else partial)[key] += step
+        if whole[key] > 0 and partial[key] <= 0:
+            self.answer.add(key)
+        else:
+            self.answer.discard(key)
+
+    def _rebuild(self, history: Sequence[Message], outbound: Sequence[Message]) -> None:
+        sent = set(map(id, chain.from_iterable(map(tool_results_of, outbound))))
+        results = list(chain.from_iterable(map(tool_results_of, history)))
+        blocks = list(map(id, results))
+        ids = list(map(attrgetter("tool_use_id"), results))
+        seen = list(map(sent.__contains__, blocks))
+        whole, partial = Counter(compress(ids, seen)), Counter(compress(ids, map(not_, seen)))
+        self.history, self.outbound = tuple(history), tuple(outbound)
+        self.ids, self.index, self.whole, self.sent = ids, dict(zip(blocks, count(), strict=False)), seen, sent
+        self.counts = (whole, partial)
+        self.answer = set(whole) - set(partial)
+        self.frozen = frozenset(self.answer)
+
+
+def _extends(earlier: Sequence[Message], later: Sequence[Message]) -> bool:
+    return len(earlier) <= len(later) and shared_prefix(earlier, later) == len(earlier)
+
+
+_seen = _Seen()
 
 
 def tool_results_of(message: Message) -> tuple[ToolResultBlock, ...]:
@@ -124,6 +203,3 @@ def tool_results_of(message: Message) -> tuple[ToolResultBlock, ...]:
     if message.role != "user":
         return ()
     return tuple(b for b in message.content if isinstance(b, ToolResultBlock))
-
-
-_results_of: PrefixMemo[Message, tuple[ToolResultBlock, ...]] = PrefixMemo()

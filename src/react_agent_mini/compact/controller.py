@@ -28,9 +28,10 @@ from .autocompact import (
     maybe_autocompact,
     model_summarizer,
 )
+from .filling import HOOK_CONTEXT, SYSTEM_PROMPT, YOUR_MESSAGES, largest
 from .meter import ContextMeter, ContextReading, base_tokens
 from .pipeline import CompactOptions, apply_tool_result_budget
-from .tokens import context_window
+from .tokens import configured_window, context_window, estimate_messages_tokens
 
 ReinjectSource = Callable[[], Sequence[Message]]
 Trigger = Literal["manual", "auto"]
@@ -53,6 +54,8 @@ class Compaction:
     ) -> None:
         self.auto = auto or AutoCompactConfig.from_env(env, model=model)
         self.window = self.auto.window_tokens if auto else context_window(model, env)
+        self.window_configured = configured_window(env) is not None
+        """Whether `CONTEXT_WINDOW_TOKENS` set the window (a refusal's message then does not suggest it)."""
         self.options = options or CompactOptions.from_env(env, window_tokens=self.window)
         """The outbound pipeline's options (the loop runs ①–③ with them; v2 sizes itself to the window)."""
         self.state = AutoCompactState()
@@ -66,6 +69,7 @@ class Compaction:
         self._summarize = model_summarizer(call_model, on_usage=self._summary_usage)
         self._base_key: tuple[str, int] = ("", -1)
         self._base = 0
+        self._schemas = ""
 
     def _summary_usage(self, usage: Usage) -> None:
         if self.on_usage is not None:
@@ -76,7 +80,7 @@ class Compaction:
         key = (system, len(tools))
         if key != self._base_key:
             schemas = json.dumps([msgspec.to_builtins(t) for t in tools], ensure_ascii=False)
-            self._base, self._base_key = base_tokens(system, schemas), key
+            self._base, self._base_key, self._schemas = base_tokens(system, schemas), key, schemas
         return self._base
 
     def observe(self, usage: Usage, history: Sequence[Message]) -> None:
@@ -90,8 +94,36 @@ class Compaction:
     def _sent(self, history: Sequence[Message]) -> Sequence[Message]:
         """What the meter estimates: the history as stage ① sends it. Estimating the stored history instead
         counted every long tool result whole, so right after a resume (no provider report yet) a few large
-        outputs read as a full window and triggered a summary for nothing."""
-        return apply_tool_result_budget(history, self.options)
+        outputs read as a full window and triggered a summary for nothing. (Quiet: the stage's trace line is the
+        loop's, which then gets this very result without the stage running again.)"""
+        return apply_tool_result_budget(history, self.options, quiet=True)
+
+    def _measure(self, base: int) -> Callable[[Sequence[Message]], int]:
+        """How the meter estimates a history it has no report for (a rewritten one): the one estimate for what a
+        summary's notice says and what `/status` says right after it."""
+
+        def measure(messages: Sequence[Message]) -> int:
+            return base + estimate_messages_tokens(self._sent(messages))
+
+        return measure
+
+    def refusal_hint(self, history: Sequence[Message], system: str, tools: Sequence[ToolSpec]) -> str:
+        """What to say when the model refused a request as too long and nothing here could make it fit: what
+        fills the request, and what would help."""
+        self.base(system, tools)
+        sent = self._sent(history)
+        label, said = largest(sent, system, self._schemas)
+        if label.startswith(HOOK_CONTEXT):
+            advice = "check what that hook prints; /clear starts afresh"
+        elif label == YOUR_MESSAGES:
+            advice = "your messages are always sent word for word: split the task, or /clear to start afresh"
+        elif label == SYSTEM_PROMPT:
+            advice = "`ram --print-system-prompt` shows it (project instructions, memory, skills)"
+        else:
+            advice = "in the REPL /compact shrinks it and /clear starts afresh"
+        if not self.window_configured:
+            advice += "; CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
+        return f"the conversation is longer than the model's window, and {said}: {advice}"
 
     def learn_window(self, tokens: int) -> None:
         """The provider stated a smaller window than we assumed (in a context-length refusal): use it from now
@@ -119,6 +151,7 @@ class Compaction:
             summarize=self._summarize,
             context=self.reinject,
             base_tokens=base,
+            measure=self._measure(base),
         )
         return self._outcome(result, said)
 
@@ -143,6 +176,8 @@ class Compaction:
             context=self.reinject,
             used_tokens=self.meter.read(self._sent(history), self.window, base_tokens=base).tokens,
             base_tokens=base,
+            measure=self._measure(base),
+            within_turn=trigger == "auto",
         )
         compacted = self._outcome(result, said)
         if compacted is not None:
@@ -157,8 +192,9 @@ class Compaction:
                 trace("compact.fallback", reason="summary_failed", failures=self.state.consecutive_failures)
             return None
         self.meter.reset()
-        before = 100 * result.tokens_before // max(1, self.window)
-        after = 100 * result.tokens_after // max(1, self.window)
+        # Rounded as the status line and `/status` round them: right after, `/status` says the same.
+        before = ContextReading(result.tokens_before, self.window, 0).percent
+        after = ContextReading(result.tokens_after, self.window, 0).percent
         notice = (
             f"Compacted the conversation: ~{before}% → ~{after}% of the context window "
             f"({result.kept_user_messages} of your messages kept word for word)."

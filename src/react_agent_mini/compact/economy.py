@@ -8,13 +8,15 @@ history: at a point where the request being sent passes `threshold_tokens`, room
 mark (`low_water_percent` of the threshold) and then nothing moves until the threshold is passed again. Between
 two such points consecutive requests share their whole prefix.
 
-How room is made, least painful first, never touching the newest `micro_keep_recent` results:
+How room is made, least painful first, never touching the newest `micro_keep_recent` results (a hook's context
+message counts as one result: hook_context.py):
 1. demote: older results fall from their fresh size (shape.py) to the v4 pipeline's `max_tool_result_chars` cut;
 2. clear: older regenerable results become the v4 pipeline's placeholder
-   `[Old tool result content cleared] tool=<Name> <path>`;
-3. drop: old turns go — the assistant's messages and the tool traffic — but every user text message in them
-   (what the user typed, and injected context such as a summary) stays, word for word and in order, after one
-   note saying what was dropped. The cut is at a user text message, so no tool_use loses its tool_result.
+   `[Old tool result content cleared] tool=<Name> <path>` (old hook context: `[Old hook context cleared …]`);
+3. drop: old turns go — the assistant's messages, the tool traffic and the hooks' context — but every other
+   user text message in them (what the user typed, and injected context such as a summary) stays, word for word
+   and in order, after one note saying what was dropped. The cut is at a user text message, so no tool_use loses
+   its tool_result.
 Each step runs oldest first, so what the next one changes lies after everything already settled: the
 Anthropic adapter puts a cache breakpoint on the newest placeholder, and making room costs one cache write of
 what follows it.
@@ -38,11 +40,12 @@ from operator import is_not
 from ..memo import PrefixMemo, count_work, shared_prefix
 from ..messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from ..trace import enabled, trace
+from . import hook_context
 from .common import call_for, rewrite_results
 from .micro import clearable, cleared
 from .options import CompactOptions
 from .shape import demoted
-from .tokens import estimate_message_tokens, result_tokens
+from .tokens import MESSAGE_OVERHEAD_TOKENS, estimate_message_tokens, result_tokens
 
 DROPPED_NOTE_TEXT = (
     "[Earlier turns of this conversation were dropped to fit the context window: the assistant's messages and "
@@ -57,6 +60,13 @@ STALE_CALLS = 8
 """A replay not continued for this many calls is let go (a history replaced by `/clear` or a summary)."""
 MAX_PLANS = 8
 """Replays kept at once (sessions in one process, and the odd caller with a history of its own)."""
+
+
+def _tokens(result: ToolResultBlock | Message) -> int:
+    """Estimated tokens of a result as the replay counts it (a hook context message without its framing)."""
+    if isinstance(result, Message):
+        return estimate_message_tokens(result) - MESSAGE_OVERHEAD_TOKENS
+    return result_tokens(result)
 
 
 def outbound_tokens(messages: Sequence[Message]) -> int:
@@ -105,15 +115,18 @@ class _Replay:
         self.sizes: list[int] = []
         """Tokens of each message as sent now."""
         self.user_text: list[bool] = []
+        """Whether each message is a user text message that a drop keeps (what the user typed, a summary; not
+        hook context, which goes with its turn)."""
         self.boundaries: list[int] = []
-        """Indices of the user text messages: where a cut may start."""
+        """Indices of the user text messages, hook context included: where a cut may start."""
         self.first_result: list[int] = []
         """Index into the result lists of each message's first tool_result."""
         self.r_message: list[int] = []
-        self.r_block: list[ToolResultBlock] = []
+        self.r_block: list[ToolResultBlock | Message] = []
+        """Each result: a tool_result, or a hook context message (hook_context.py), which is shrunk as one."""
         self.r_call: list[ToolUseBlock | None] = []
         self.r_level: list[int] = []
-        self.r_now: list[ToolResultBlock] = []
+        self.r_now: list[ToolResultBlock | Message] = []
         """Each result as sent now."""
         self.r_tokens: list[int] = []
         self.front: list[Message] = []
@@ -127,7 +140,7 @@ class _Replay:
         """How far the demote and clear passes have gone through the results (oldest first)."""
         self.changed = 0
         """Messages of `out` that are not the history's own."""
-        self.undo: list[tuple[int, int, ToolResultBlock, int, Message, int]] | None = None
+        self.undo: list[tuple[int, int, ToolResultBlock | Message, int, Message, int]] | None = None
         self.saved: tuple[int, int, int, int, int, int] | None = None
         self.settled: tuple[int, int] = (0, -1)
         """`_settled()` before the decision at the last point (what the calls since the last cut had)."""
@@ -196,20 +209,27 @@ class _Replay:
         self.sizes.append(size)
         self.kept += size
         is_text = message.is_user_text and message is not DROPPED_NOTE  # a request run again: its note goes
-        self.user_text.append(is_text)
+        hook = is_text and hook_context.hook_source(message) is not None
+        self.user_text.append(is_text and not hook)
         if is_text:
             self.boundaries.append(index)
         self.first_result.append(len(self.r_block))
+        if hook:  # shrunk as a tool result is, as one block
+            self._add_result(index, message, None, size - MESSAGE_OVERHEAD_TOKENS)
+            return
         if message.role != "user":
             return
         for block in message.content:
             if isinstance(block, ToolResultBlock):
-                self.r_message.append(index)
-                self.r_block.append(block)
-                self.r_call.append(call_for(self.items, index, block.tool_use_id))
-                self.r_level.append(FRESH)
-                self.r_now.append(block)
-                self.r_tokens.append(result_tokens(block))
+                self._add_result(index, block, call_for(self.items, index, block.tool_use_id), result_tokens(block))
+
+    def _add_result(self, index: int, block: ToolResultBlock | Message, call: ToolUseBlock | None, tokens: int) -> None:
+        self.r_message.append(index)
+        self.r_block.append(block)
+        self.r_call.append(call)
+        self.r_level.append(FRESH)
+        self.r_now.append(block)
+        self.r_tokens.append(tokens)
 
     # -- one call point --
 
@@ -251,7 +271,11 @@ class _Replay:
         if self.r_message[result] < self.cut or self.r_level[result] != FRESH:
             return
         block = self.r_block[result]
-        new = demoted(block, self.options.max_tool_result_chars, self.r_call[result])
+        limit = self.options.max_tool_result_chars
+        if isinstance(block, Message):
+            new: ToolResultBlock | Message | None = hook_context.demoted(block, limit)
+        else:
+            new = demoted(block, limit, self.r_call[result])
         if new is not None:
             self._set(result, DEMOTED, new)
 
@@ -259,12 +283,17 @@ class _Replay:
         if self.r_message[result] < self.cut or self.r_level[result] == CLEARED:
             return
         block = self.r_block[result]
+        if isinstance(block, Message):
+            placeholder = hook_context.cleared(block, self.options.micro_min_chars)
+            if placeholder is not None:
+                self._set(result, CLEARED, placeholder)
+            return
         tool_use = clearable(block, self.r_call[result], self.options.micro_min_chars)
         if tool_use is not None:
             self._set(result, CLEARED, cleared(block, tool_use))
 
-    def _set(self, result: int, level: int, block: ToolResultBlock) -> None:
-        tokens = result_tokens(block)
+    def _set(self, result: int, level: int, block: ToolResultBlock | Message) -> None:
+        tokens = _tokens(block)
         saved = self.r_tokens[result] - tokens
         if saved <= 0:
             return
@@ -288,12 +317,20 @@ class _Replay:
         self.changed += before - (self.out[index] is self.items[index])
 
     def _rewritten(self, index: int) -> Message:
-        """The history's message `index` with each of its results as sent now."""
-        results = iter(range(self.first_result[index], len(self.r_block)))
+        """The history's message `index` with each of its results as sent now (a hook context message: as it
+        is sent now)."""
+        first = self.first_result[index]
+        if first < len(self.r_block) and self.r_message[first] == index:
+            whole = self.r_now[first]
+            if isinstance(whole, Message):
+                return whole
+        results = iter(range(first, len(self.r_block)))
 
         def now(_block: ToolResultBlock, _index: int) -> ToolResultBlock | None:
             result = next(results)
-            return None if self.r_level[result] == FRESH else self.r_now[result]
+            sent = self.r_now[result]
+            assert isinstance(sent, ToolResultBlock)
+            return None if self.r_level[result] == FRESH else sent
 
         return rewrite_results(self.items[index], index, now)[0]
 

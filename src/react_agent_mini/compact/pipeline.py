@@ -38,12 +38,18 @@ __all__ = [
 Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
 
 
-def apply_tool_result_budget(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
+def apply_tool_result_budget(
+    messages: Sequence[Message], options: CompactOptions, *, quiet: bool = False
+) -> Sequence[Message]:
     """① Cut every tool_result longer than `options.max_tool_result_chars` (v4, budget.py), or shape every result
-    over `options.fresh_tokens` for its tool (v2, shape.py); the same list when none is."""
+    over `options.fresh_tokens` for its tool (v2, shape.py); the same list when none is. Run on the same
+    history again (the context meter measures it right before the loop sends it), it hands back what it made
+    the first time without running again; `quiet`: no trace line (for the measurement)."""
     if not options.enabled:
         return messages
-    return cut_results(messages, options) if options.is_v4 else shape_results(messages, options)
+    if options.is_v4:
+        return cut_results(messages, options, quiet=quiet)
+    return shape_results(messages, options, quiet=quiet)
 
 
 def microcompact_messages(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:

@@ -23,6 +23,7 @@ import msgspec
 
 from ..memo import IdentityMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from . import hook_context
 from .budget import (
     MIDDLE_CUT,
     _snap_head,
@@ -45,9 +46,10 @@ _GREP_PAGE = re.compile(r"^\[Showing results (\d+)\.\.(\d+) of (\d+)\.")
 _GLOB_PAGE = re.compile(r"^\(Showing (\d+) of (\d+) matches")
 
 
-def shape_results(messages: Sequence[Message], options: CompactOptions) -> Sequence[Message]:
-    """① of profile v2: every tool_result over `options.fresh_tokens` shaped for its tool; the same list when
-    none is (pipeline.py runs it for that profile)."""
+def shape_results(messages: Sequence[Message], options: CompactOptions, *, quiet: bool = False) -> Sequence[Message]:
+    """① of profile v2: every tool_result over `options.fresh_tokens` shaped for its tool, and every hook context
+    message over it cut (hook_context.py); the same list when none is (pipeline.py runs it for that profile).
+    `quiet`: no trace line (a measurement, not a request)."""
     cap = options.fresh_tokens
 
     def cut(block: ToolResultBlock, index: int) -> ToolResultBlock | None:
@@ -55,7 +57,11 @@ def shape_results(messages: Sequence[Message], options: CompactOptions) -> Seque
             return None
         return fresh_cut(block, cap, call_for(messages, index, block.tool_use_id))
 
-    return rewrite_each_result(messages, cut, "shape", ("v2", cap))  # a key of its own: v2's cuts are not v4's
+    def cut_hook_context(message: Message) -> Message | None:
+        return hook_context.shaped(message, cap) if message.meta else None
+
+    # a key of its own: v2's cuts are not v4's
+    return rewrite_each_result(messages, cut, "shape", ("v2", cap), message_cut=cut_hook_context, quiet=quiet)
 
 
 def fresh_cut(block: ToolResultBlock, cap_tokens: int, tool_use: ToolUseBlock | None) -> ToolResultBlock | None:

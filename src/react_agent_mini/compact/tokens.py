@@ -181,9 +181,15 @@ KNOWN_CONTEXT_WINDOWS: Mapping[str, int] = {
 def context_window(model: str, env: Mapping[str, str] | None = None) -> int:
     """Tokens of context `model` accepts: `CONTEXT_WINDOW_TOKENS` (digits) when set, else the table, else
     128000. A routing prefix such as `anthropic/` (OpenRouter style) is ignored."""
-    env = os.environ if env is None else env
-    raw = env.get("CONTEXT_WINDOW_TOKENS", "").strip()
-    if raw.isascii() and raw.isdigit() and int(raw) > 0:
-        return int(raw)
+    configured = configured_window(env)
+    if configured is not None:
+        return configured
     known = lookup(KNOWN_CONTEXT_WINDOWS, model)
     return DEFAULT_CONTEXT_WINDOW if known is None else known
+
+
+def configured_window(env: Mapping[str, str] | None = None) -> int | None:
+    """The window `CONTEXT_WINDOW_TOKENS` sets (digits, above 0), or None."""
+    env = os.environ if env is None else env
+    raw = env.get("CONTEXT_WINDOW_TOKENS", "").strip()
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else None

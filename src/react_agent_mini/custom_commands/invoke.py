@@ -120,7 +120,8 @@ async def invoke(built: Assembled, command: CustomCommand, args: str) -> Invocat
         return Failed(f"/{command.name}: the command's file has no text to send")
     model = chosen_model(built.provider.name, built.provider.model, command.model) if command.model else ""
     attached = (Message("user", tuple(blocks), meta=True),) if blocks else ()
-    return Invocation(command, text, attached, TurnScope(allowed, source, model, notes))
+    typed = f"{source} {args}".rstrip()
+    return Invocation(command, text, attached, TurnScope(allowed, source, model, notes, typed))
 
 
 def trust_item(command: CustomCommand, built: Assembled | None = None, cwd: Path | None = None) -> TrustItem:

@@ -25,6 +25,8 @@ class TurnScope(msgspec.Struct, frozen=True):
     """The model of this turn's calls (empty: the session's)."""
     notes: tuple[str, ...] = ()
     """Lines to show before the turn (what of the command was left out, and why)."""
+    typed: str = ""
+    """What the user typed (`/review src/app.py`): the turn's message keeps it beside the expanded text."""
 
 
 @contextlib.contextmanager

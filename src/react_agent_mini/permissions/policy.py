@@ -22,7 +22,7 @@ Asking with nobody to ask (headless, pipe) denies, and the message says how to a
 asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
 a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
 whose `end_turn` is False lets the turn go on with its message as the call's result. An
-"always" answer records a rule scoped to exactly what was approved (`Edit(src/app.py)`, `Bash(git diff:*)`),
+"always" answer records a rule scoped to exactly what was approved (`Edit(./src/app.py)`, `Bash(git diff:*)`),
 which `session_rules()` lists and `revoke()` removes: never a bare `Bash` that would allow every later command.
 """
 
@@ -352,12 +352,11 @@ class PermissionPolicy:
         return found is not None and found.verdict == "allow"
 
     def _rule_path(self, target: PathTarget) -> str:
-        """`src/app.py`, `./app.py` (a bare name would match at any depth) or `//etc/hosts`; `/**` for a folder."""
+        """`./src/app.py` (Claude Code's style for a path relative to the working directory; `src/app.py`, the same
+        rule, still matches) or `//etc/hosts`; `/**` for a folder."""
         if target.inside:
             relative = display(self.root, target.path)
-            pattern = "." if relative == "." else escape_pattern(relative)
-            if "/" not in pattern:
-                pattern = "./" + pattern if pattern != "." else "."
+            pattern = "." if relative == "." else "./" + escape_pattern(relative)
         else:
             pattern = "/" + escape_pattern(str(target.path))
         if target.directory:

@@ -14,6 +14,14 @@ valid JSON (the error names the line and column), its top level or `permissions`
 not a list of strings, or one of those rules does not parse. That is a `SettingsError`: headless runs refuse to
 start, the REPL asks for every call until the file is fixed. Problems that can only make the agent ask more — an
 allow rule that does not parse, an unknown `defaultMode` — are warnings, and the rest of the file applies.
+
+Keys are checked, so a misspelling never drops a rule silently (`check_keys`). Inside `permissions`, a key that is
+neither ram's (`allow`, `deny`, `ask`, `defaultMode`) nor one of Claude Code's that ram does not use
+(`additionalDirectories`, …: one warning) fails closed like a deny rule that does not parse: `"dney": [...]` may be
+the deny rule the user counts on. At the top level, a key that is neither one ram reads (`SETTINGS_KEYS`) nor one
+of Claude Code's own that ram knowingly ignores (`CLAUDE_CODE_KEYS`: `env`, `model`, …) costs one warning naming the
+key and the file; a near miss says which key was meant (`did you mean `permissions`?`). Claude Code's keys are
+passed over in silence in Claude Code's own files (`.claude/…`) and named once ("ram ignores") in ram's.
 """
 
 from __future__ import annotations
@@ -51,6 +59,114 @@ _SOURCE_OF = {
     ".claude/settings.local.json": "local",
     ".agents/settings.json": "project",
 }
+
+
+SETTINGS_KEYS = (
+    "permissions",
+    "hooks",
+    "sandbox",
+    "shellEnvironment",
+    "webSearch",
+    "trustedFolders",
+    "disableAllHooks",
+    "$schema",
+)
+"""The top-level keys ram reads from a settings file (each by its own part: permissions here, `hooks` in
+`command_hooks.config`, `sandbox` in `sandbox.settings`, `webSearch` in `web.search_config`, `trustedFolders` in
+`trust.store`)."""
+FLAG_KEYS = ("permissions", "hooks", "disableAllHooks", "$schema")
+"""The keys ram applies from `--settings`."""
+CLAUDE_CODE_KEYS = frozenset(
+    {
+        "advisorModel",
+        "agent",
+        "allowedMcpServers",
+        "allowManagedHooksOnly",
+        "allowManagedPermissionRulesOnly",
+        "alwaysThinkingEnabled",
+        "apiKeyHelper",
+        "attribution",
+        "autoCompactEnabled",
+        "autoMemoryDirectory",
+        "autoMemoryEnabled",
+        "autoMode",
+        "autoScrollEnabled",
+        "autoUpdatesChannel",
+        "availableModels",
+        "awsAuthRefresh",
+        "awsCredentialExport",
+        "cleanupPeriodDays",
+        "companyAnnouncements",
+        "deniedMcpServers",
+        "diffTool",
+        "disableAutoMode",
+        "disableBundledSkills",
+        "disableBypassPermissionsMode",
+        "disabledMcpjsonServers",
+        "disableSkillShellExecution",
+        "editorMode",
+        "effortLevel",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "enabledPlugins",
+        "env",
+        "extraKnownMarketplaces",
+        "fallbackModel",
+        "fileCheckpointingEnabled",
+        "forceLoginMethod",
+        "forceLoginOrgUUID",
+        "includeCoAuthoredBy",
+        "language",
+        "model",
+        "otelHeadersHelper",
+        "outputStyle",
+        "plansDirectory",
+        "prefersReducedMotion",
+        "respectGitignore",
+        "showTurnDuration",
+        "skipDangerousModePermissionPrompt",
+        "spinnerTipsEnabled",
+        "statusLine",
+        "strictKnownMarketplaces",
+        "terminalProgressBarEnabled",
+        "theme",
+        "verbose",
+        "worktree",
+    }
+)
+"""Claude Code's own settings (its documented `settings.json` keys) that ram does not use: a `.claude/settings.json`
+written for Claude Code holds them, and they are no misspelling."""
+PERMISSION_KEYS = (*RULE_KINDS, "defaultMode")
+"""The keys of a `permissions` block that ram applies."""
+CLAUDE_CODE_PERMISSION_KEYS = frozenset({"additionalDirectories", "disableBypassPermissionsMode", "disableAutoMode"})
+"""Claude Code's `permissions` keys that ram does not use: one warning (they are not rules, so nothing fails)."""
+
+
+def near_miss(key: str, known: Iterable[str]) -> str:
+    """` (did you mean `deny`?)` when `key` looks like a misspelling of one of `known`, else ""."""
+    import difflib
+
+    names = {name.casefold(): name for name in known}
+    found = difflib.get_close_matches(key.casefold(), list(names), n=1, cutoff=0.6)
+    return f" (did you mean `{names[found[0]]}`?)" if found else ""
+
+
+def check_keys(data: Mapping[str, Any], shown: str, *, claude_file: bool) -> list[str]:
+    """One warning per top-level key of a settings file that ram does not read (`shown`: the file as the user
+    knows it). Claude Code's own keys are no warning in its files (`claude_file`), one soft line in ram's."""
+    warnings: list[str] = []
+    ignored: list[str] = []
+    for key in (str(key) for key in data):
+        if key in SETTINGS_KEYS:
+            continue
+        if key in CLAUDE_CODE_KEYS:
+            ignored.append(f"`{key}`")
+            continue
+        hint = near_miss(key, (*SETTINGS_KEYS, *CLAUDE_CODE_KEYS))
+        warnings.append(f"{shown}: unknown key `{key}`{hint}; ram ignores it")
+    if ignored and not claude_file:
+        warnings.append(f"{shown}: ram ignores Claude Code's {', '.join(ignored)}")
+    return warnings
 
 
 class SettingsError(msgspec.Struct, frozen=True):
@@ -192,7 +308,10 @@ def load_settings_file(
         return FileSettings(None, [], SettingsError(shown, f"cannot be read ({exc.strerror or exc})"))
     if error is not None:
         return FileSettings(None, [], error)
-    return _apply_settings(data, str(path), shown, rules, workspace, user_level, trust)
+    found = _apply_settings(data, str(path), shown, rules, workspace, user_level, trust)
+    if isinstance(data, dict):
+        found.warnings[:0] = check_keys(data, shown, claude_file=path.parent.name == ".claude")
+    return found
 
 
 SETTINGS_FLAG = "--settings"
@@ -219,9 +338,11 @@ def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSett
             return FileSettings(None, [], error)
     found = _apply_settings(data, SETTINGS_FLAG, where, rules, workspace, True)
     if isinstance(data, dict):
-        ignored = sorted(str(key) for key in data if key not in ("permissions", "hooks", "disableAllHooks", "$schema"))
+        known = set(SETTINGS_KEYS) | CLAUDE_CODE_KEYS
+        ignored = sorted(str(key) for key in data if key in known and key not in FLAG_KEYS)
         if ignored:
             found.warnings.append(f"{where}: ram applies only `permissions` and `hooks`; ignored: {', '.join(ignored)}")
+        found.warnings.extend(check_keys({key: None for key in data if key not in known}, where, claude_file=True))
     return found
 
 
@@ -245,6 +366,12 @@ def _apply_settings(
     problems: list[str] = []  # deny or ask rules that cannot be understood: the file fails closed
     ignored: list[str] = []  # allow rules or a mode that cannot be understood: the agent only asks more
     rule_warnings: list[str] = []
+    for key in (str(key) for key in block):
+        if key in CLAUDE_CODE_PERMISSION_KEYS:
+            rule_warnings.append(f"{shown}: ram does not use Claude Code's `permissions.{key}` (ignored)")
+        elif key not in PERMISSION_KEYS:  # `dney`: maybe the deny rules the user counts on, so nothing is assumed
+            hint = near_miss(key, (*PERMISSION_KEYS, *CLAUDE_CODE_PERMISSION_KEYS))
+            problems.append(f"unknown key `permissions.{key}`{hint}: its rules cannot be known")
     parsed: list[tuple[RuleKind, Rule]] = []
     # `/pattern` rules are relative to the project a file belongs to; the user file has none, so the workspace
     project_root = workspace

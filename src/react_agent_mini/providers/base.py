@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ..events import ModelEvent, ModelResponse
+from ..memo import PrefixUnion
 from ..messages import ContentBlock, Message, ToolUseBlock
 from ..tools.spec import ToolSpec
 from ..trace import trace
@@ -70,7 +71,8 @@ def decode_json_event(data: str, provider: str) -> dict[str, Any]:
 
 
 def with_distinct_call_ids(response: ModelResponse, earlier: Sequence[Message], prefix: str) -> ModelResponse:
-    """`response` with every tool call's id unique: across its own calls and the calls in `earlier`.
+    """`response` with every tool call's id unique: across its own calls and the calls in `earlier` (and in the
+    requests of its conversation before it).
 
     Servers do not always keep their promise (some OpenAI-compatible ones number every call `call_0`, send `""`
     or no id at all; a proxy in front of Anthropic may do the same), and a result is matched to its call by id
@@ -80,9 +82,11 @@ def with_distinct_call_ids(response: ModelResponse, earlier: Sequence[Message], 
     uses = response.message.tool_uses
     if not uses:
         return response  # an answer without calls: nothing to look up in the history
-    taken = {use.id for message in earlier for use in message.tool_uses}
-    if all(use.id for use in uses) and len({use.id for use in uses} | taken) == len(uses) + len(taken):
+    ids = [use.id for use in uses]
+    known = _taken_ids(earlier)  # continued from the last call's: only what changed since costs work
+    if all(ids) and len(set(ids)) == len(ids) and known.isdisjoint(ids):
         return response  # the usual case: nothing to rename
+    taken = set(known)  # our own copy, for the renames below
     blocks: list[ContentBlock] = []
     for block in response.message.content:
         if isinstance(block, ToolUseBlock):
@@ -94,6 +98,15 @@ def with_distinct_call_ids(response: ModelResponse, earlier: Sequence[Message], 
         blocks.append(block)
     message = msgspec.structs.replace(response.message, content=tuple(blocks))
     return msgspec.structs.replace(response, message=message)
+
+
+def _call_ids(message: Message) -> list[str]:
+    return [use.id for use in message.tool_uses] if message.role == "assistant" else []
+
+
+_taken_ids: PrefixUnion[Message, str] = PrefixUnion(_call_ids)
+"""The call ids of the request and of the earlier requests of its conversation: an id a turn since dropped from
+the request used is still in the history, so it is taken too."""
 
 
 def trace_response(response: ModelResponse) -> None:

@@ -12,6 +12,8 @@ class ProviderError(Exception):
     """A model call failed."""
 
     retryable: bool = False
+    configuration: bool = False
+    """The user's setup is wrong (no such model, not this kind of endpoint): `ram` exits 2, as for a missing key."""
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -32,6 +34,14 @@ class BadRequestError(ProviderError):
 class ModelNotFound(BadRequestError):
     """404 (or DeepSeek's 400 "Model Not Exist"): the server has no model by the name we sent."""
 
+    configuration = True
+
+
+class EndpointNotFound(BadRequestError):
+    """404 that does not say why: the server has no such model, or the base URL is not this kind of endpoint."""
+
+    configuration = True
+
 
 class RateLimitError(ProviderError):
     """429: too many requests or tokens."""
@@ -51,6 +61,10 @@ class ConnectionFailed(ProviderError):
     retryable = True
 
 
+class FirstByteTimeout(ConnectionFailed):
+    """Nothing came back (no headers, or headers and no line) within the first-byte limit."""
+
+
 class StreamInterrupted(ProviderError):
     """The stream stopped before the response was complete (connection dropped midway)."""
 
@@ -68,24 +82,39 @@ class MissingConfiguration(ProviderError):
 MODEL_VARIABLES = {"openai": "OPENAI_MODEL", "anthropic": "ANTHROPIC_MODEL"}
 """The environment variable that chooses each provider's model."""
 BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+ENDPOINT_KINDS = {"openai": "an OpenAI-compatible endpoint", "anthropic": "an Anthropic Messages endpoint"}
 
 
 def error_for_status(
-    status: int, detail: str, *, provider: str, retry_after: float | None, model: str = "", url: str = ""
+    status: int,
+    detail: str,
+    *,
+    provider: str,
+    retry_after: float | None,
+    model: str = "",
+    url: str = "",
+    base_url: str = "",
 ) -> ProviderError:
-    """The error for a non-2xx HTTP answer; `detail` is the provider's own message, `model` the model asked for
-    and `url` where (both for the hint when the server has no such model or no such endpoint)."""
+    """The error for a non-2xx HTTP answer; `detail` is the provider's own message, `model` the model asked for,
+    `url` where and `base_url` the endpoint as set (for the hint when the server has no such model or no such
+    endpoint)."""
     text = f"{provider} API error {status}: {detail}".strip()
     if status in (401, 403):
         return AuthenticationError(f"{text} (check your API key)", status=status)
+    named = f'model "{model}"' if model else "the model"
+    at = f" at {base_url}" if base_url else ""
+    model_variable = MODEL_VARIABLES.get(provider, "the model variable")
     if (status == 404 and _MENTIONS_MODEL.search(detail)) or (status == 400 and _NO_SUCH_MODEL.search(detail)):
-        variable = MODEL_VARIABLES.get(provider, "the model variable")
-        named = f'model "{model}"' if model else "the model"
-        hint = f"{named} was not found: choose another with --model or {variable}"
+        hint = f"{named} was not found{at}: choose another with --model or {model_variable}"
         return ModelNotFound(f"{text} ({hint})", status=status)
-    if status == 404 and url:
-        variable = BASE_URL_VARIABLES.get(provider, "the base URL")
-        return BadRequestError(f"{text} (nothing answers at {url}: check {variable})", status=status)
+    if status == 404 and (url or base_url):
+        endpoint = base_url or url
+        kind = ENDPOINT_KINDS.get(provider, "the endpoint this provider needs")
+        hint = (
+            f"{named} not found at {endpoint}, or {endpoint} is not {kind}: requests go to {url or endpoint}; "
+            f"check --model or {model_variable}, and {BASE_URL_VARIABLES.get(provider, 'the base URL')}"
+        )
+        return EndpointNotFound(f"{text} ({hint})", status=status)
     if status == 429:
         return RateLimitError(text, status=status, retry_after=retry_after)
     if status in (408, 409) or status >= 500:
@@ -128,6 +157,15 @@ CONTEXT_TOO_LONG_HINT = (
     "the conversation is longer than the model's window: in the REPL /compact shrinks it and /clear starts "
     "afresh; CONTEXT_WINDOW_TOKENS set to the model's real window makes compaction start in time"
 )
+"""What a context-length refusal says when nothing more is known; a session that could not make the request fit
+says instead what fills it (`with_hint`)."""
+
+
+def with_hint(message: str, hint: str) -> str:
+    """A context-length refusal's `message` with `hint` in place of the general `CONTEXT_TOO_LONG_HINT`."""
+    return f"{message.removesuffix(f' ({CONTEXT_TOO_LONG_HINT})')} ({hint})"
+
+
 _MENTIONS_MODEL = re.compile(r"\bmodel", re.IGNORECASE)
 _NO_SUCH_MODEL = re.compile(
     r"model[^.]*\b(?:not exist|does not exist|not found)|unknown model|no such model|model_not_found", re.IGNORECASE

@@ -1,7 +1,15 @@
 """POST a JSON body and read the answer as server-sent events, mapping every transport failure to our errors.
 
 Shared by both wire adapters: this is the one place where httpx exceptions and HTTP error statuses become
-`ProviderError`s, and where a stream that went silent midway is given up (then retried as a dropped one is).
+`ProviderError`s, and where a server that stays silent is given up (then retried as a dropped connection is).
+Two limits, each with its variable:
+
+- the first byte (`RAM_FIRST_BYTE_TIMEOUT`, 600 s): from sending the request until the headers and the first
+  line of the answer have arrived. A model may think over a long prompt for minutes before it sends anything,
+  so the default is the one both official SDKs use for a whole request (OpenAI's and Anthropic's: 10 minutes),
+  and DeepSeek closes a request it has not started within 10 minutes itself;
+- silence mid-answer (`RAM_STREAM_IDLE_TIMEOUT`, 60 s): between lines once the answer has started. Keep-alive
+  comments and pings count as lines: a server that sends them is still there.
 """
 
 from __future__ import annotations
@@ -13,14 +21,16 @@ import types
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConnectionFailed, ProviderError, StreamInterrupted, error_for_status
+from .errors import ConnectionFailed, FirstByteTimeout, ProviderError, StreamInterrupted, error_for_status
 from .sse import ServerSentEvent, iter_sse
 
 if TYPE_CHECKING:
     import httpx
 
 CONNECT_TIMEOUT = 15.0
-READ_TIMEOUT = 300.0  # for the first byte of the answer: a long prompt can take minutes before the first token
+FIRST_BYTE_TIMEOUT = 600.0
+"""Seconds from sending a request until the first line of its answer, after which the attempt counts as failed
+and is retried (`RAM_FIRST_BYTE_TIMEOUT` overrides)."""
 STREAM_IDLE_TIMEOUT = 60.0
 """Seconds without a byte, once the answer has started streaming, after which the stream counts as dropped
 (`RAM_STREAM_IDLE_TIMEOUT` overrides). Keep-alive comments and pings count as bytes: a server that sends them
@@ -52,7 +62,8 @@ def new_client(base_url: str) -> httpx.AsyncClient:
     import_httpx()
     import httpx
 
-    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=READ_TIMEOUT, write=60.0, pool=CONNECT_TIMEOUT)
+    # No read timeout of httpx's own: every read is under one of ours (`post_sse`), which say which limit it was.
+    timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=None, write=60.0, pool=CONNECT_TIMEOUT)
     if base_url.startswith("http://"):
         return httpx.AsyncClient(timeout=timeout, verify=False, follow_redirects=False)
     return httpx.AsyncClient(timeout=timeout, follow_redirects=True)
@@ -108,15 +119,31 @@ async def post_sse(
     body: Mapping[str, Any],
     provider: str,
     idle_timeout: float = STREAM_IDLE_TIMEOUT,
+    first_byte_timeout: float = FIRST_BYTE_TIMEOUT,
+    base_url: str = "",
 ) -> AsyncGenerator[ServerSentEvent, None]:
-    """Stream the events of one request; raise a ProviderError on any failure."""
+    """Stream the events of one request; raise a ProviderError on any failure (`base_url`: the endpoint as the
+    user set it, for the hint when the server has no such model or is not this kind of endpoint)."""
+    import asyncio
+
     import httpx
 
     received_any = False
+    deadline = asyncio.get_running_loop().time() + first_byte_timeout
     try:
-        async with client.stream("POST", url, headers=dict(headers), json=body) as response:
+        request = client.build_request("POST", url, headers=dict(headers), json=body)
+        try:
+            async with asyncio.timeout_at(deadline):
+                response = await client.send(request, stream=True)
+        except TimeoutError:
+            raise _no_first_byte(provider, first_byte_timeout, "no response headers") from None
+        try:
             if response.status_code >= 400:
-                raw = await response.aread()
+                try:
+                    async with asyncio.timeout(idle_timeout):
+                        raw = await response.aread()
+                except TimeoutError:
+                    raw = b""
                 raise error_for_status(
                     response.status_code,
                     error_detail(raw),
@@ -124,11 +151,14 @@ async def post_sse(
                     retry_after=parse_retry_after(response.headers),
                     model=str(body.get("model") or ""),
                     url=url,
+                    base_url=base_url,
                 )
-            lines = _until_idle(response.aiter_lines(), idle_timeout, provider)
+            lines = _until_idle(response.aiter_lines(), idle_timeout, deadline, first_byte_timeout, provider)
             async for event in iter_sse(lines):
                 received_any = True
                 yield event
+        finally:
+            await response.aclose()
     except ProviderError:
         raise
     except httpx.TimeoutException as exc:
@@ -143,17 +173,25 @@ async def post_sse(
         raise ConnectionFailed(f"{provider} API request failed: {exc}") from exc
 
 
-async def _until_idle(lines: AsyncIterator[str], idle_timeout: float, provider: str) -> AsyncIterator[str]:
-    """`lines`, or StreamInterrupted once `idle_timeout` seconds pass without one after the first.
+def _no_first_byte(provider: str, limit: float, what: str) -> FirstByteTimeout:
+    return FirstByteTimeout(f"{provider} API sent {what} within {limit:g}s (RAM_FIRST_BYTE_TIMEOUT)")
 
-    Before the first line the client's read timeout applies instead: a server may think over a long prompt for
-    minutes before it sends anything, and retrying would only make it start over."""
+
+async def _until_idle(
+    lines: AsyncIterator[str], idle_timeout: float, deadline: float, first_byte_timeout: float, provider: str
+) -> AsyncIterator[str]:
+    """`lines`: the first before `deadline` (the first-byte limit, which also counted the wait for the headers),
+    then each within `idle_timeout` seconds of the one before; else FirstByteTimeout or StreamInterrupted."""
     import asyncio  # loaded long before a stream runs; importing it here keeps it off `config`'s import
 
     try:
-        yield await anext(lines)
+        async with asyncio.timeout_at(deadline):
+            first = await anext(lines)
     except StopAsyncIteration:
         return
+    except TimeoutError:
+        raise _no_first_byte(provider, first_byte_timeout, "headers but no answer") from None
+    yield first
     while True:
         try:
             async with asyncio.timeout(idle_timeout):

@@ -1,4 +1,4 @@
-"""The provider part both HTTP wire formats share: credentials, base URL, the httpx client, the idle timeout.
+"""The provider part both HTTP wire formats share: credentials, base URL, the httpx client, the time limits.
 
 A provider over HTTP is this part plus one wire format, a subclass that says what a request sends (`path`,
 `build_body`, `headers`) and how its stream is read (`new_stream`: a reader fed each event's data). This part
@@ -18,7 +18,7 @@ import msgspec
 from ..events import ModelEvent, ModelResponse
 from ..trace import trace
 from .base import ModelRequest, trace_response, with_distinct_call_ids
-from .http import STREAM_IDLE_TIMEOUT, new_client, post_sse
+from .http import FIRST_BYTE_TIMEOUT, STREAM_IDLE_TIMEOUT, new_client, post_sse
 
 if TYPE_CHECKING:
     import httpx
@@ -55,6 +55,8 @@ class HttpProvider(msgspec.Struct):
     """A bearer token sent instead of the key (ANTHROPIC_AUTH_TOKEN: gateways that expect one)."""
     idle_timeout: float = STREAM_IDLE_TIMEOUT
     """Seconds of silence mid-stream after which the stream counts as dropped."""
+    first_byte_timeout: float = FIRST_BYTE_TIMEOUT
+    """Seconds from the request until the first line of the answer, after which the attempt counts as failed."""
     _client: httpx.AsyncClient | None = None
 
     name: ClassVar[str]
@@ -88,7 +90,14 @@ class HttpProvider(msgspec.Struct):
         reader = self.new_stream()
         body = self.build_body(request)
         post = post_sse(
-            self._client, url, headers=self.headers(), body=body, provider=self.name, idle_timeout=self.idle_timeout
+            self._client,
+            url,
+            headers=self.headers(),
+            body=body,
+            provider=self.name,
+            idle_timeout=self.idle_timeout,
+            first_byte_timeout=self.first_byte_timeout,
+            base_url=self.base_url,
         )
         async with aclosing(post) as events:
             async for sse in events:

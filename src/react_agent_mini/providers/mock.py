@@ -5,7 +5,10 @@ script, streaming its text in small pieces like a real model:
 - `echo <text>` (upstream react-agent-mini's convention): call Echo with `<text>`, then answer `Echo reply: <result>`;
 - anything else: the demo. With the codebase tools it globs and greps the workspace in one message (two calls
   run in parallel), reads the file it found, and answers from what it read; with only Echo, it echoes twice.
-Everything it says is labelled as scripted, so nobody mistakes it for a model.
+  It runs in whatever folder the user is in, so what it looks for is in any folder with code (a `def`, `class`,
+  `function`, …) and every outcome reads well: no code (it reads the newest file), no file at all, a binary file.
+Everything it says is labelled as scripted, so nobody mistakes it for a model, and each of its points is a
+paragraph of its own (the REPL renders the text as Markdown, where single line breaks join lines).
 """
 
 from __future__ import annotations
@@ -96,27 +99,33 @@ def _demo(task: str, results: list[ToolResultBlock], tools: set[str], call_numbe
     if {"Glob", "Grep", "Read"} <= tools:
         return _codebase_demo(task, results, call_number)
     if call_number == 0 and "Echo" in tools:
-        intro = (
-            f"{LABEL}\nYou asked: {task or '(nothing)'}\n"
+        intro = _paragraphs(
+            LABEL,
+            f"You asked: {task or '(nothing)'}",
             "I will show how the agent loop works: I ask for two tool calls in one message, "
-            "the loop runs them in parallel and sends both results back.\n"
+            "the loop runs them in parallel and sends both results back.",
         )
         return [
             TextBlock(intro),
             ToolUseBlock("toolu_mock_demo_1", "Echo", {"message": "first call: the loop ran me"}),
             ToolUseBlock("toolu_mock_demo_2", "Echo", {"message": "second call: in the same turn"}),
         ]
-    lines = [f"{LABEL}", "Both results came back, each paired with its call:"]
-    lines += [f"- {r.tool_use_id}: {r.content}" for r in results]
-    lines.append(OUTRO)
-    return [TextBlock("\n".join(lines) + "\n")]
+    listed = "\n".join(f"- {r.tool_use_id}: {r.content}" for r in results)
+    return [TextBlock(_paragraphs(LABEL, "Both results came back, each paired with its call:", listed, OUTRO))]
 
 
 OUTRO = (
     "That is the ReAct loop: think, call tools, read the results, answer. "
     "Set OPENAI_API_KEY (DeepSeek by default) or ANTHROPIC_API_KEY to talk to a real model."
 )
-DEMO_SYMBOL = "async def query"
+DEMO_PATTERN = r"\b(def|class|function|func|fn)\b"
+"""What the demo greps for: a definition in most languages, so any folder with code has a match."""
+READ_LINES = 40
+
+
+def _paragraphs(*parts: str) -> str:
+    """`parts` as Markdown paragraphs (a blank line between them), ending with a line break."""
+    return "\n\n".join(part for part in parts if part) + "\n"
 
 
 def _listed(result: ToolResultBlock | None) -> list[str]:
@@ -130,15 +139,17 @@ def _codebase_demo(task: str, results: list[ToolResultBlock], call_number: int) 
     """Look around the workspace the way a model would: glob and grep in parallel, read what was found, answer."""
     by_id = {r.tool_use_id: r for r in results}
     if call_number == 0:
-        intro = (
-            f"{LABEL}\nYou asked: {task or '(nothing)'}\n"
-            "A real model would now explore the workspace. I will do the same with a fixed script: list the Python "
-            f"files and search for `{DEMO_SYMBOL}` at once (two tool calls in one message, run in parallel).\n"
+        intro = _paragraphs(
+            LABEL,
+            f"You asked: {task or '(nothing)'}",
+            "A real model would now explore the workspace. I will do the same with a fixed script: list the files "
+            "and search for definitions (`def`, `class`, `function`, …) at once — two tool calls in one message, "
+            "run in parallel.",
         )
         return [
             TextBlock(intro),
-            ToolUseBlock("toolu_demo_glob", "Glob", {"pattern": "**/*.py"}),
-            ToolUseBlock("toolu_demo_grep", "Grep", {"pattern": DEMO_SYMBOL, "output_mode": "files_with_matches"}),
+            ToolUseBlock("toolu_demo_glob", "Glob", {"pattern": "**/*"}),
+            ToolUseBlock("toolu_demo_grep", "Grep", {"pattern": DEMO_PATTERN, "output_mode": "files_with_matches"}),
         ]
     files = _listed(by_id.get("toolu_demo_glob"))
     hits = _listed(by_id.get("toolu_demo_grep"))
@@ -146,15 +157,26 @@ def _codebase_demo(task: str, results: list[ToolResultBlock], call_number: int) 
     hits = sorted(hits, key=lambda path: any(part.startswith("test") for part in path.split("/")))
     target = (hits or files or [""])[0]
     if call_number == 1 and target:
-        text = f"Found {len(files)} Python file(s) listed; `{DEMO_SYMBOL}` appears in {len(hits)}. Reading {target}.\n"
-        return [TextBlock(text), ToolUseBlock("toolu_demo_read", "Read", {"file_path": target, "limit": 40})]
+        if hits:
+            found = f"Found {len(files)} file(s), {len(hits)} with definitions in them. Reading {target}."
+        else:
+            found = f"Found {len(files)} file(s), none with code in it, so I read the newest: {target}."
+        return [
+            TextBlock(_paragraphs(found)),
+            ToolUseBlock("toolu_demo_read", "Read", {"file_path": target, "limit": READ_LINES}),
+        ]
     read = by_id.get("toolu_demo_read")
-    lines = [LABEL]
-    if read is None or read.is_error:
-        lines.append("There is no Python code here to look at, so the tour ends early.")
+    if not target:
+        seen = "This folder has no files for me to look at, so the tour ends here."
+    elif read is None or read.is_error:
+        seen = f"I could not read {target} as text ({_first_line(read)}), so the tour ends here."
     else:
         numbered = read.content.splitlines()
         first = next((ln.split("\t", 1)[1] for ln in numbered if "\t" in ln and ln.split("\t", 1)[1].strip()), "")
-        lines.append(f"I read the first {min(40, len(numbered))} lines of {target}; it opens with: {first.strip()!r}.")
-    lines.append(OUTRO)
-    return [TextBlock("\n".join(lines) + "\n")]
+        seen = f"I read the first {min(READ_LINES, len(numbered))} lines of {target}; it opens with: {first.strip()!r}."
+    return [TextBlock(_paragraphs(LABEL, seen, OUTRO))]
+
+
+def _first_line(result: ToolResultBlock | None) -> str:
+    text = result.content.strip().split("\n", 1)[0] if result is not None else ""
+    return text.rstrip(".") or "no result"

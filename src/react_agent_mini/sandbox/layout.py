@@ -19,10 +19,11 @@
   between file systems; `mv` copies instead).
 - read-only: the workspace is visible, nothing is writable but the private temp dir.
 - both: the session's private temp dir is `/tmp` (TMPDIR=/tmp); the host's `/tmp` is not visible (unless the
-  workspace contains it: then the private dir is bound at its own path and TMPDIR names it). Paths covered by a
-  Read deny rule (`masks`) are hidden behind an empty directory or file that nobody may read (mode 000); one that
-  would hide a writable root or the temp dir itself is left visible, and said so. Paths covered by an Edit or
-  Write deny rule are read-only.
+  workspace contains it: then the private dir is bound at its own path and TMPDIR names it) — but a home directory
+  under it (containers and CI runners set HOME=/tmp/…) stays visible, read-only, so `~` works as on other
+  machines. Paths covered by a Read deny rule (`masks`) are hidden behind an empty directory or file that nobody
+  may read (mode 000); one that would hide a writable root or the temp dir itself is left visible, and said so.
+  Paths covered by an Edit or Write deny rule are read-only.
 
 Mounts are ordered parents first (a shorter path before a longer one; at the same depth writable, then
 read-only, then hidden), so each layer covers the one below it.
@@ -97,9 +98,12 @@ def plan(
     guarded: Iterable[str],
     user_config: Path,
     frozen: Hidden | None = None,
+    *,
+    home: Path | None = None,
 ) -> Layout:
     """The mounts for a command in `mode` with `workspace` (and `extra` writable dirs), hiding `hidden`, keeping
-    `frozen` (what Edit deny rules cover) read-only."""
+    `frozen` (what Edit deny rules cover) read-only. `home`: the user's home directory, which stays visible
+    (read-only, as the rest of the host) even when it lies under the host's `/tmp` (containers, CI runners)."""
     roots = writable_roots(mode, workspace, extra)
     notes: list[str] = []
     mounts: list[_Mount] = []
@@ -107,6 +111,9 @@ def plan(
     if any(_within(tmp, root) for root in roots):  # the workspace holds /tmp (or is /): keep the private dir apart
         tmp = props.private_tmp
     mounts.append(_Mount(tmp, "bind", props.private_tmp))
+    visible_home = _home_under_tmp(home, tmp, roots)
+    if visible_home is not None:  # `~` under the host's /tmp would vanish behind the private one
+        mounts.append(_Mount(visible_home, "ro", visible_home))
     if mode == "read-only":
         mounts.append(_Mount(workspace.resolve(), "ro", workspace.resolve()))  # visible even under /tmp
     guarded = tuple(guarded)
@@ -128,7 +135,8 @@ def plan(
         if any(_within(root, path) for root in keep_visible):
             notes.append(f"a Read deny rule covers {path}, which holds the workspace or the temp dir: not hidden")
             continue
-        if _within(path, Path("/tmp")) and not any(_within(path, root) for root in roots):
+        shown = [*roots, *([visible_home] if visible_home is not None else [])]
+        if _within(path, Path("/tmp")) and not any(_within(path, root) for root in shown):
             continue  # the host's /tmp is not visible anyway
         if kind == "hide-dir":
             mounts.append(_Mount(path, "hide-dir", props.hidden_dir))
@@ -137,6 +145,22 @@ def plan(
     if hidden.truncated:
         notes.append("the sandbox stopped looking for files covered by Read deny rules after 100,000 names")
     return Layout(_arguments(mounts), str(tmp), notes)
+
+
+def _home_under_tmp(home: Path | None, tmp: Path, roots: Sequence[Path]) -> Path | None:
+    """`home`, resolved, when it lies under the host's `/tmp` (hidden by the private temp dir) and is not already
+    visible as a writable root; else None."""
+    if home is None or tmp != Path("/tmp"):
+        return None
+    try:
+        resolved = home.resolve()
+    except (OSError, RuntimeError):
+        return None
+    if not _within(resolved, Path("/tmp")) or resolved == Path("/tmp") or not resolved.is_dir():
+        return None
+    if any(_within(resolved, root) for root in roots):
+        return None
+    return resolved
 
 
 def _protected(root: Path, guarded: Sequence[str], props: Props) -> list[_Mount]:

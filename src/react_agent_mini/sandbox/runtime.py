@@ -122,6 +122,7 @@ class Runtime:
             sorted(GUARDED_FILES),
             user_settings_file(sandbox.env).parent,
             frozen,
+            home=_home(sandbox.env),
         )
         for note in plan.notes:
             self._say(note)
@@ -218,3 +219,9 @@ def _remove(state: Path) -> None:
     with contextlib.suppress(OSError):
         (state / "hidden").chmod(0o700)  # or a user other than root could not remove it
     shutil.rmtree(state, ignore_errors=True)
+
+
+def _home(env: Mapping[str, str]) -> Path | None:
+    """The user's home directory as commands will see `~` (HOME), or None when it is not an absolute path."""
+    home = env.get("HOME", "")
+    return Path(home) if home and os.path.isabs(home) else None

@@ -7,6 +7,8 @@ lines: for each user message a `system/init`, the turn's messages, and one `resu
 (`can_use_tool`, `hook_callback`, see `callbacks`); and the answers to the client's. Turns run one after another
 on one `SessionHost`. When stdin ends, the running and queued turns finish and the process exits 0, or 1 when the
 last result was an error; SIGTERM stops the running turn and ends the process (143) with the MCP servers closed.
+When the client goes away — its end of stdout closed, seen at once by `peer` even while nothing is being written —
+the running turn stops (model stream, tools), the queued ones are dropped, and the process exits 141.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ from .callbacks import ClientAsker, register_hooks
 from .control import ControlChannel
 from .input import read_lines, short, user_content
 from .lines import InitInfo, TurnSummary, dumps
+from .peer import watch_reader
 from .writer import StreamJsonWriter
 
 EXIT_USAGE = 2
+EXIT_CLIENT_GONE = 141
+"""As for any `ram` whose stdout closed early (`ram … | head`)."""
 
 
 class DriverOptions(msgspec.Struct, frozen=True):
@@ -126,13 +131,21 @@ class Driver:
         try:
             self.out.write(dumps(line) + "\n")
             self.out.flush()
-        except (OSError, ValueError):  # the client closed our stdout: stop what runs, then end with stdin
-            self.gone = self.stopping = True
-            with contextlib.suppress(OSError, ValueError):  # what is still buffered must not fail again at exit
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
-            self.channel.close()
-            if self.host is not None:
-                self.host.interrupt("the client went away")
+        except (OSError, ValueError):  # the client closed our stdout
+            self.client_gone()
+
+    def client_gone(self) -> None:
+        """Our stdout has no reader any more: stop the running turn, drop the queued ones, and end."""
+        if self.gone:
+            return
+        self.gone = self.stopping = True
+        self.pending.clear()
+        with contextlib.suppress(OSError, ValueError):  # what is still buffered must not fail again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
+        self.channel.close()  # a can_use_tool or hook callback waiting for an answer gets none
+        self.wakeup.set()
+        if self.in_turn and self.host is not None and not self.host.interrupt("the client went away"):
+            self.interrupt_pending = True  # before the model call started: stopped at the turn's next event
 
     def complain(self, text: str) -> None:
         self.err.write(visible(text) + "\n")
@@ -152,6 +165,8 @@ class Driver:
             inbox.put_nowait(None)
         else:
             threading.Thread(target=read_lines, args=(stdin_fd, deliver), name="stdin", daemon=True).start()
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # an `out` without a descriptor: not watched
+            watch_reader(self.out.fileno(), lambda: self._from_thread(loop, self.client_gone))
         self.host = host = SessionHost.build(
             self.config, self.options, asker=self.asker if self.flags.ask_client else None, hooks=self.hooks
         )
@@ -182,7 +197,14 @@ class Driver:
                     raise
         if stopped.exit_code is not None:
             return stopped.exit_code
+        if self.gone:
+            return EXIT_CLIENT_GONE
         return 1 if self.last_error else 0
+
+    @staticmethod
+    def _from_thread(loop: asyncio.AbstractEventLoop, call: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: we are exiting
+            loop.call_soon_threadsafe(call)
 
     def on_signal(self, code: int) -> bool:
         """SIGTERM/SIGINT/SIGHUP: drop the queued turns and stop the running one (True), or have the run
@@ -412,10 +434,11 @@ class Driver:
         content = user_content(message.get("content") if isinstance(message, Mapping) else None)
         started = time.monotonic()
         summary = TurnSummary(session_id=host.session_id, model=host.model, max_turns=self.options.max_turns)
-        if content is None or not content.strip():
+        if content is None or not content.strip():  # refused as a UserPromptSubmit hook refuses a prompt
             self.complain("warning: stdin: a user message without text, answered with an error")
             writer.init(self.init_info())
-            self.finish(Terminal("error", 0, "the user message has no text content"), summary, started, 0.0)
+            refused = Terminal("aborted", 0, "the user message has no text content; nothing was sent to the model")
+            self.finish(refused, summary, started, 0.0)
             return
         inject: Sequence[Message] = []
         scope: TurnScope | None = None
@@ -424,6 +447,8 @@ class Driver:
             if command is None:
                 return
             content, inject, scope = command
+        if self.gone:  # the client went away while a command was being looked up: nobody waits for this turn
+            return
         self.in_turn, self.interrupt_pending = True, False
         terminal = Terminal("error", 0, "the turn ended without a result")
         api_seconds = 0.0

@@ -24,6 +24,7 @@ import msgspec
 
 from .. import transcript
 from ..abort import AbortSignal
+from ..call_record import call_fields
 from ..compact.pipeline import CompactOptions
 from ..config import ProviderConfig, build_provider
 from ..context.knowledge import Knowledge
@@ -182,6 +183,7 @@ class _Record:
         self.messages: list[Message] = []
         self.last_text = ""
         self._file: transcript.Transcript | None = None
+        self._provider = provider
         if path is None:
             return
         meta = {
@@ -199,6 +201,7 @@ class _Record:
     def see(self, event: QueryEvent) -> None:
         if isinstance(event, AssistantTurn):
             self.add(event.message)
+            self._called(event)
             if event.message.text.strip():
                 self.last_text = event.message.text.strip()
         elif isinstance(event, ToolResults | Followup):
@@ -207,6 +210,15 @@ class _Record:
     def add(self, message: Message) -> None:
         self.messages.append(message)
         self._write([message])
+
+    def _called(self, turn: AssistantTurn) -> None:
+        """Its calls are recorded here, as the session's are in its own (`ram usage` counts them into it)."""
+        if self._file is None:
+            return
+        try:
+            self._file.called(call_fields(turn.usage, self._provider.model, turn))
+        except OSError:
+            self.close()
 
     def _write(self, messages: Sequence[Message]) -> None:
         if self._file is None:

@@ -7,6 +7,8 @@ the user's environment without the credentials ram uses (`shell_env`). Only the 
 carries over between calls: an EXIT trap records bash's final directory in a temp file, and the next call
 starts there (or back at the workspace root if it left the workspace or vanished). In a session with an OS
 sandbox (`sandbox`), bash starts under bwrap instead, everything else the same (`sandbox.runtime` says how).
+With `run_in_background` the call returns at once with an id: `bash_background` runs the command, BashOutput reads
+it and KillShell stops it.
 
 Output is read from two pipes we own (not asyncio's subprocess pipes) so that we decide when to stop
 reading: a background job (`server &`) keeps the pipes open after bash exits, and we must neither hang on
@@ -17,12 +19,10 @@ head and a rolling tail, so a command printing gigabytes costs a few hundred kil
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import functools
 import os
 import shlex
-import shutil
 import signal
 import tempfile
 from collections.abc import Mapping
@@ -32,20 +32,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
-from .leftovers import MARK, POLL_SECONDS, Command, Proc, Scan, Targets, stopped_line
+from .bash_common import KILL_GRACE_S, OutputCapture, signal_name
+from .bash_common import OUTPUT_LIMIT as OUTPUT_LIMIT  # the limit the description states, imported from here
+from .bash_common import bash_path as bash_path  # acp.terminal runs the same bash
+from .leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
 from .paths import inside
 from .shell_env import command_environment, guard_own_process
 
 if TYPE_CHECKING:
     from ..sandbox.handle import Sandbox
     from ..sandbox.runtime import Runtime
+    from .bash_background import BackgroundShells
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-OUTPUT_LIMIT = 30_000
-"""Characters kept per stream (stdout and stderr each): half from the head, half from the tail."""
-KILL_GRACE_S = 1.0
-"""Time between SIGTERM and SIGKILL for the process group."""
 PIPE_LINGER_S = 0.2
 """How long to wait for the pipes to close after bash exits before leaving background jobs to run."""
 
@@ -72,6 +72,12 @@ class BashArgs(msgspec.Struct):
             "(e.g. 'Run the unit tests', 'Install project dependencies')."
         ),
     ] = ""
+    run_in_background: Annotated[
+        bool,
+        msgspec.Meta(
+            description="Set to true to run this command in the background. Use BashOutput to read the output later."
+        ),
+    ] = False
 
 
 _DESCRIPTION = f"""\
@@ -90,10 +96,15 @@ dependent steps in one command with `&&`.
 - Quote paths that contain spaces. Multi-line scripts and heredocs work.
 - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} (2 minutes), max {MAX_TIMEOUT_MS} (10 minutes). \
 On timeout the command and everything it started are killed.
+- `run_in_background: true` starts the command and returns at once with its shell id (`bash_1`, ...): use it for \
+dev servers, watchers and long builds you want to keep working beside. Read what it printed since your last look \
+with BashOutput (`bash_id`, optional `filter` regex), stop it with KillShell (`shell_id`). It has no timeout, \
+runs in the same directory and sandbox as any call, and is stopped when the session ends. Do not use it for \
+`sleep`: it returns at once.
 - A command ending with `&` may leave a background process running (e.g. a dev server) for later calls; its \
-output after the command returns is not captured, so redirect it to a file if you need it. Background processes \
-are stopped when the session ends, and on timeout everything the command started is stopped, `setsid` and \
-`nohup` ones included.
+output after the command returns is not captured, so redirect it to a file if you need it (or use \
+`run_in_background`). Background processes are stopped when the session ends, and on timeout everything the \
+command started is stopped, `setsid` and `nohup` ones included.
 - The credentials ram itself uses (its API keys, MCP server tokens) are not in the commands' environment.
 
 Result layout: stdout; then, after a blank line, `stderr:` and the stderr text if there was any; \
@@ -112,8 +123,12 @@ class BashTool(ModelTool[BashArgs]):
     status_field = "command"
 
     def __init__(self, sandbox: Sandbox | None = None) -> None:
+        from .bash_background import BackgroundShells
+
         self.sandbox = sandbox
         """The OS sandbox commands run in (`sandbox.handle`); None: none (a tool made outside a session)."""
+        self.background: BackgroundShells = BackgroundShells()
+        """The commands this tool runs in the background (BashOutput and KillShell get the same object)."""
 
     def validate(self, raw: Mapping[str, Any]) -> BashArgs:
         """As the base class, with a too-large timeout clamped to the maximum rather than refused."""
@@ -128,6 +143,8 @@ class BashTool(ModelTool[BashArgs]):
         jail, refusal = self.sandbox.runtime() if self.sandbox is not None else (None, "")
         if refusal:
             return ToolOutput(f"Not run: {refusal}.", is_error=True)
+        if args.run_in_background:
+            return self.background.start(args.command, command_env(ctx, start), start, notes, jail)
         # in the sandbox, the cwd file is in its private /tmp, where the command can write it
         fd, cwd_file = tempfile.mkstemp(
             prefix=".ram-bash-cwd-" if jail else "ram-bash-cwd-", dir=jail.temp_dir if jail else None
@@ -152,11 +169,12 @@ def starting_dir(ctx: ToolContext, notes: list[str]) -> Path:
     return ctx.cwd
 
 
-def bash_path() -> str:
-    # /bin/bash is the contract; the fallback only serves systems without it (e.g. NixOS).
-    if os.path.exists("/bin/bash"):
-        return "/bin/bash"
-    return shutil.which("bash") or "/bin/bash"
+def command_env(ctx: ToolContext, start: Path) -> dict[str, str]:
+    """The environment a command starting in `start` runs with: the user's without ram's credentials, no pagers,
+    no git prompts."""
+    env = command_environment(os.environ, ctx.shell.withheld)
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", PWD=str(start))
+    return env
 
 
 def command_script(command: str, cwd_file: Path) -> str:
@@ -173,63 +191,11 @@ def command_script(command: str, cwd_file: Path) -> str:
     return f"trap {shlex.quote(trap)} EXIT; {command}"
 
 
-class _Capture:
-    """One stream's text: the first half of the limit, plus a rolling tail, plus a count of the rest."""
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self._head_room = limit // 2
-        self._tail_room = limit - self._head_room
-        self._head: list[str] = []
-        self._head_len = 0
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self.total = 0
-        self.lines = 0
-        """Line breaks seen, so the marker can say how many lines it stands for."""
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, data: bytes) -> None:
-        # An incremental decoder: a multi-byte character split across two reads is not mangled.
-        self._add(self._decoder.decode(data))
-
-    def finish(self) -> None:
-        self._add(self._decoder.decode(b"", final=True))
-
-    def _add(self, text: str) -> None:
-        if not text:
-            return
-        self.total += len(text)
-        self.lines += text.count("\n")
-        if self._head_len < self._head_room:
-            part = text[: self._head_room - self._head_len]
-            self._head.append(part)
-            self._head_len += len(part)
-            text = text[len(part) :]
-        if text:
-            self._tail.append(text)
-            self._tail_len += len(text)
-            # Trim only when twice over, so trimming costs O(1) amortised per character.
-            if self._tail_len > 2 * self._tail_room:
-                kept = "".join(self._tail)[-self._tail_room :]
-                self._tail = [kept]
-                self._tail_len = len(kept)
-
-    def text(self) -> str:
-        head = "".join(self._head)
-        tail = "".join(self._tail)
-        if self.total <= self._head_room + self._tail_room:
-            return head + tail
-        tail = tail[-self._tail_room :]
-        omitted = self.total - len(head) - len(tail)
-        lines = self.lines - head.count("\n") - tail.count("\n")
-        return f"{head}\n[... {omitted} characters ({lines} lines) omitted ...]\n{tail}"
-
-
 class _PipeReader(asyncio.Protocol):
     """Feeds a pipe into a capture until EOF; once detached, keeps draining it but discards the data."""
 
-    def __init__(self, capture: _Capture) -> None:
-        self._capture: _Capture | None = capture
+    def __init__(self, capture: OutputCapture) -> None:
+        self._capture: OutputCapture | None = capture
         self.closed = asyncio.Event()
 
     def data_received(self, data: bytes) -> None:
@@ -255,8 +221,7 @@ async def _run(
 ) -> ToolOutput:
     timeout_ms = min(args.timeout, MAX_TIMEOUT_MS)
     command = Command()
-    env = command_environment(os.environ, ctx.shell.withheld)
-    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", PWD=str(start))
+    env = command_env(ctx, start)
     env[MARK] = command.id  # inherited by everything it starts, wherever that goes (see `leftovers`)
 
     guard_own_process()  # before the first command: ram's /proc/<pid>/environ holds the keys it withholds
@@ -302,7 +267,7 @@ async def _run(
         os.close(out_w)
         os.close(err_w)
     command.started(proc.pid)
-    poller = asyncio.ensure_future(_record_while_running(command))
+    poller = asyncio.ensure_future(watch(command))
     try:
         output = await _wait(args, ctx, proc, command, out_r, err_r, cwd_file, notes, timeout_ms)
     finally:
@@ -321,13 +286,6 @@ def _with_status(output: ToolOutput, lines: list[str]) -> ToolOutput:
     return msgspec.structs.replace(output, content=_layout(output.content, "", lines))
 
 
-async def _record_while_running(command: Command) -> None:
-    """Look for the command's processes now and then, while its process tree still links them to bash."""
-    while True:
-        await asyncio.sleep(POLL_SECONDS)
-        command.find(Scan())
-
-
 async def _wait(
     args: BashArgs,
     ctx: ToolContext,
@@ -341,7 +299,7 @@ async def _wait(
 ) -> ToolOutput:
     """Read the command's output until it ends or times out; its result."""
     loop = asyncio.get_running_loop()
-    out, err = _Capture(), _Capture()
+    out, err = OutputCapture(), OutputCapture()
     # Unbuffered file objects: the transports take them over and close them at EOF.
     unconnected = [open(out_r, "rb", buffering=0), open(err_r, "rb", buffering=0)]  # noqa: SIM115
     readers: list[_PipeReader] = []
@@ -384,7 +342,7 @@ async def _wait(
         if outside:
             status.append(f"Also {stopped_line(outside, 'it had started outside its process group', '')}.")
     elif returncode < 0:
-        status.append(f"Killed by signal {_signal_name(-returncode)}")
+        status.append(f"Killed by signal {signal_name(-returncode)}")
     elif returncode > 0:
         status.append(f"Exit code {returncode}")
 
@@ -457,13 +415,6 @@ def record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
     note = f"Shell cwd was reset to {ctx.cwd}"
     if note not in notes:
         notes.append(note)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _layout(stdout: str, stderr: str, notes: list[str]) -> str:

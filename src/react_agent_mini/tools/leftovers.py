@@ -1,5 +1,5 @@
-"""The processes Bash commands leave running, found under /proc and stopped: those of one command when it times
-out or is interrupted, and all of them when ram exits.
+"""The processes Bash commands and command hooks leave running, found under /proc and stopped: those of one command
+when it times out or is interrupted, and all of them when ram exits.
 
 A command runs in its own process group, but what it starts can outlive it or leave the group: `cmd &` and
 `nohup cmd &` stay in the group after bash exits, `setsid cmd` starts a new session, a daemon forks twice and is
@@ -13,12 +13,17 @@ reparented to init. A process counts as a command's when any of these holds:
 - it descends (by ppid) from the command's bash while bash runs, or from a process already counted;
 - it was counted before (pid and start time, so a reused pid is never mistaken for it).
 
-Each command is looked at when it ends, every `POLL_SECONDS` while it runs (so a process that clears its
+Each command is looked at when it ends, every `POLL_SECONDS` while it runs (`watch`: so a process that clears its
 environment and leaves the session is seen while its parents still link it to bash), at a timeout or interruption
 (before its group is killed), and at exit. Background processes are not stopped when their command returns: a
 server started with `&` is there for the next call's `curl`. They are stopped when ram exits (an atexit hook, so
 every way out that runs Python's exit handlers: the end of a run, Ctrl+C, SIGTERM, SIGHUP), with one line on
 stderr naming them. Signals go through pidfds where the kernel has them, so a pid reused meanwhile is never hit.
+
+Three kinds of command are tracked alike: a Bash call; a Bash call with `run_in_background` (`bash_background`),
+whose bash is itself one of its processes (`Command(background=True)`: nobody waits for it, and it is stopped at
+exit with the rest); and a command hook (`command_hooks.run`), whose children that outlive it (`server &`,
+`setsid ...`) live on, as a Bash call's do, until ram exits.
 
 ram does not make itself a child subreaper (PR_SET_CHILD_SUBREAPER): orphans would then become its children, but
 nothing would tell them from its own (MCP servers, rg), and it would have to reap every orphan of those too. The
@@ -33,6 +38,7 @@ Linux only: without /proc nothing is found, and only the process group is stoppe
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import os
@@ -40,7 +46,7 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,6 +66,8 @@ _PROC = Path("/proc")
 _MARK_BYTES = MARK.encode() + b"="
 _marks: dict[tuple[int, int], str] = {}
 """(pid, start time) → mark, for the processes alive at the latest scan: each environment is read once."""
+_unnamed: set[tuple[int, int]] = set()
+"""(pid, start time) of processes stopped but not named: the bwrap a sandboxed background command runs under."""
 
 
 class Proc(NamedTuple):
@@ -129,30 +137,37 @@ def _read_mark(pid: int) -> str:
 
 
 class Command:
-    """One Bash call: its mark, its bash, and the processes counted as its so far."""
+    """One Bash call (or command hook): its mark, its bash, and the processes counted as its so far."""
 
     _count = 0
 
-    def __init__(self) -> None:
+    def __init__(self, background: bool = False) -> None:
         Command._count += 1
         self.id = f"{os.getpid()}-{Command._count}"
+        self.background = background
+        """True for a command run in the background: its bash is one of its processes (nobody waits for it)."""
         self.bash_pid = 0
         self._bash_start: int | None = None
         self._known: dict[int, int] = {}
         self._ended = False
         """Set once bash has exited and been looked at: from then on the pid number may be reused."""
 
-    def started(self, pid: int) -> None:
-        """Bash runs as `pid`; from now on the command is looked for at exit too."""
+    def started(self, pid: int, named: bool = True) -> None:
+        """Bash runs as `pid`; from now on the command is looked for at exit too. `named`: False when `pid` is not
+        bash but the sandbox's launcher, which a line naming what was stopped leaves out."""
         self.bash_pid = pid
         proc = _stat(pid)
         self._bash_start = proc.start if proc is not None else None
+        if not named and proc is not None:
+            _unnamed.add((pid, proc.start))
         _register(self)
 
     def find(self, scan: Scan) -> list[Proc]:
-        """Its processes alive in `scan` (bash itself excluded: its caller owns it), recorded for later looks."""
+        """Its processes alive in `scan`, recorded for later looks. Bash itself is left out (its caller waits for
+        it and owns it) unless the command runs in the background."""
         me, bash = os.getpid(), self.bash_pid
-        candidates = [p for p in scan.procs.values() if p.pid not in (me, bash) and not p.zombie]
+        skipped = (me,) if self.background else (me, bash)
+        candidates = [p for p in scan.procs.values() if p.pid not in skipped and not p.zombie]
         verified = {
             p.pid
             for p in candidates
@@ -187,6 +202,14 @@ class Command:
         return left
 
 
+async def watch(command: Command, every: float = POLL_SECONDS) -> None:
+    """Look for the command's processes every `every` seconds, while its process tree still links them to bash;
+    until cancelled."""
+    while True:
+        await asyncio.sleep(every)
+        command.find(Scan())
+
+
 # --- stopping ----------------------------------------------------------------------------------------------
 
 
@@ -208,7 +231,8 @@ class Targets:
                     os.close(fd)
                 continue
             self._held.append((proc, fd))
-            if not _namespace_init(proc.pid):  # a sandbox's PID 1 is plumbing, not something the command ran
+            # a sandbox's PID 1, or its bwrap, is plumbing, not something the command ran
+            if not _namespace_init(proc.pid) and (proc.pid, proc.start) not in _unnamed:
                 self.names.append(f"{_command_line(proc.pid)} (pid {proc.pid})")
 
     @property
@@ -295,6 +319,12 @@ def _command_line(pid: int) -> str:
 
 _live: dict[str, Command] = {}
 _hooked = False
+_after_stop: list[Callable[[], None]] = []
+
+
+def after_exit_stop(then: Callable[[], None]) -> None:
+    """Have `then` run right after the exit hook stopped every leftover (to reap what it stopped)."""
+    _after_stop.append(then)
 
 
 def _register(command: Command) -> None:
@@ -322,6 +352,8 @@ def stop_all_at_exit() -> None:
     """Stop every leftover, and say so in one line on stderr."""
     stopped = stop_now(leftovers())
     _live.clear()
+    for then in _after_stop:
+        then()
     if stopped:
         with contextlib.suppress(OSError, ValueError):  # stderr closed
             sys.stderr.write(stopped_line(stopped, "that commands left running") + "\n")

@@ -1,6 +1,8 @@
 """Running a tool call under the session's `ChangeObserver` (its checkpoints): told before, told after.
 
-An observer that fails costs nothing but its own bookkeeping: the call runs as if there were none.
+An observer that fails does not stop the call: it runs as if there were none, and what the observer says of its
+failure (one line: what rewind will not cover) goes into `notes`, which the runner adds to the call's result and
+shows the user.
 """
 
 from __future__ import annotations
@@ -13,18 +15,28 @@ from .base import ToolContext
 
 
 @contextlib.asynccontextmanager
-async def observed(ctx: ToolContext, tool: str, args: Mapping[str, Any]) -> AsyncIterator[None]:
-    """`async with observed(ctx, name, raw): await tool.call(...)`."""
+async def observed(
+    ctx: ToolContext, tool: str, args: Mapping[str, Any], notes: list[str] | None = None
+) -> AsyncIterator[None]:
+    """`async with observed(ctx, name, raw, notes): await tool.call(...)`."""
     observer = ctx.changes
     token: object | None = None
     if observer is not None:
         try:
             token = await observer.before_call(tool, args, ctx)
-        except Exception:
+        except Exception as exc:
             token = None
+            _note(notes, exc)
     try:
         yield
     finally:
         if observer is not None and token is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await observer.after_call(token)
+            except Exception as exc:
+                _note(notes, exc)
+
+
+def _note(notes: list[str] | None, exc: Exception) -> None:
+    if notes is not None:
+        notes.append(str(exc) or type(exc).__name__)

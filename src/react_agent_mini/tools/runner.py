@@ -228,14 +228,16 @@ async def _execute(ready: _Ready, run: ToolRun, progress: asyncio.Queue[ToolProg
     def report(event: Any) -> None:
         progress.put_nowait(ToolProgress(use, event))
 
+    notes: list[str] = []  # what the checkpoints could not keep (rewind will not cover it)
     try:
         context = msgspec.structs.replace(run.context, call_id=use.id, progress=report)
-        async with observed(context, use.name, ready.raw):  # checkpoints see what the call may change
+        async with observed(context, use.name, ready.raw, notes):  # checkpoints see what the call may change
             output = await run.signal.race(ready.tool.call(ready.args, context))
     except Aborted:
-        return ToolOutput(INTERRUPTED, is_error=True)
+        return _noted(ToolOutput(INTERRUPTED, is_error=True), notes, run)
     except Exception as exc:  # a tool bug must not break the conversation
-        return ToolOutput(f"{use.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return _noted(ToolOutput(f"{use.name} failed: {type(exc).__name__}: {exc}", is_error=True), notes, run)
+    output = _noted(output, notes, run)
     if output.end_turn:
         run.end_turn = True
     if not output.is_error and run.hooks is not None and run.hooks.active("PostToolUse", ready.use.name):
@@ -270,6 +272,14 @@ async def _after_hooks(ready: _Ready, output: ToolOutput, run: ToolRun) -> ToolO
     if notes:
         content = _with_context(content, tuple(notes))
     return msgspec.structs.replace(output, content=content)
+
+
+def _noted(output: ToolOutput, notes: list[str], run: ToolRun) -> ToolOutput:
+    """`notes` (what rewind will not cover) added to the result the model reads, and shown to the user."""
+    if not notes:
+        return output
+    run.notices.extend(notes)
+    return msgspec.structs.replace(output, content=_with_context(output.content, tuple(f"Note: {n}." for n in notes)))
 
 
 def _with_context(content: str, notes: tuple[str, ...]) -> str:

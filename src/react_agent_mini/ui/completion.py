@@ -1,6 +1,7 @@
 """What Tab (and typing) offers at the prompt: slash commands, skills and MCP prompts after a leading `/`, their
 arguments where they have a fixed set, and `@` paths (files and folders under the workspace, or `@server:` for MCP
-resources). Pure logic, so it can be tested without a terminal; `prompt.py` adapts it to prompt_toolkit.
+resources) anywhere in a message, a command's arguments included. Pure logic, so it can be tested without a
+terminal; `prompt.py` adapts it to prompt_toolkit.
 """
 
 from __future__ import annotations
@@ -89,9 +90,11 @@ def complete(
         command, space, rest = stripped.partition(" ")
         if not space and "\n" not in stripped:
             return _match(command, commands, len(command))
-        if "\n" not in rest and " " not in rest.strip():
-            word = rest.lstrip()
+        word = rest.lstrip()
+        if "\n" not in rest and " " not in rest.strip() and not word.startswith("@"):
             return _match(word, arguments(command), len(word))
+        # `/review @src/ap`: a command's arguments may name files too (a custom command reads them), so `@`
+        # completes there as anywhere
     mention = _MENTION.search(before_cursor)
     if mention is not None:
         return _mentions(mention.group(1), root, resource_servers, index)

@@ -2,9 +2,11 @@
 
 What is shown: for an Edit, the diff it will make to the file as it is now; for a Write, the path, the size and
 the diff (or the content of a new file); for Bash, the full command, every line; for anything else, the
-arguments. Then why it needs asking, and what `a` would allow for the rest of the session. `y` allows this call
-once, `a` records the narrow rule the policy offers (or means `y` when there is none), anything else — Enter
-included — declines, which ends the turn. Ctrl+C at the prompt interrupts the whole turn.
+arguments. Then why it needs asking, and what `a` would allow for the rest of the session. One key answers, no
+Enter (as in Claude Code and Codex): `y` allows this call once, `a` records the narrow rule the policy offers (or
+means `y` when there is none), `n` — and Enter or Esc, the default — declines, which ends the turn; other keys do
+nothing. Keys typed before the prompt appeared never answer it (they are dropped first). Ctrl+C at the prompt
+interrupts the whole turn. Without a terminal (plain-line input), a line answers: `y`/`yes`, `a`/`always`, else no.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 QUESTION = "Allow? [y/a/N] "
+KEYS = "yan"
+"""The keys that answer it (Enter and Esc: the default, N)."""
 ARGS_LINES = 30
 """Lines of pretty-printed arguments shown for tools without a dedicated view."""
 PROMPT_DIFF_LINES = 200
@@ -79,7 +83,7 @@ def describe_request(request: PermissionRequest, root: Path, max_diff_lines: int
         if request.always_rules
         else "a = yes (no narrower rule can be recorded for this call)"
     )
-    out.append(Text(f"  y = yes, once · {always} · N = no, stop the turn", style="dim"))
+    out.append(Text(f"  y = yes, once · {always} · n (or Enter) = no, stop the turn", style="dim"))
     return out
 
 
@@ -90,7 +94,7 @@ class PermissionPrompt:
         self,
         console: Console,
         root: Path,
-        read_answer: Callable[[str], Awaitable[str]],
+        read_answer: Callable[[str, str], Awaitable[str]],
         pause: Callable[[], AbstractContextManager[None]],
         on_shown: Callable[[PermissionRequest], None],
         on_interrupt: Callable[[], None],
@@ -98,7 +102,8 @@ class PermissionPrompt:
         self.console = console
         self.root = root
         self.read_answer = read_answer
-        """Reads one line after printing the question (raises PromptInterrupted on Ctrl+C, EOFError on Ctrl+D)."""
+        """Reads the answer to the question, one of the keys given (`Input.ask_key`: a line without a terminal;
+        raises PromptInterrupted on Ctrl+C, EOFError on Ctrl+D)."""
         self.pause = pause
         """Takes the turn's live display down while the prompt is up (and drops keys typed ahead)."""
         self.on_shown = on_shown
@@ -115,7 +120,7 @@ class PermissionPrompt:
                 self.console.print(renderable)
             self.on_shown(request)
             try:
-                line = await self.read_answer(QUESTION)
+                line = await self.read_answer(QUESTION, KEYS)
             except PromptInterrupted:
                 self.on_interrupt()
                 raise Aborted("interrupted") from None

@@ -9,9 +9,13 @@ Keys at the `> ` prompt (bound in `prompt_keys.py`):
 - Ctrl+C clears the line, or on an empty line reports an interrupt (the REPL exits on a second one within a
   second); Ctrl+D on an empty line exits.
 
+A question with a fixed set of answers (a permission prompt's `[y/a/N]`, the trust question) is answered by one
+key, no Enter (`ask_key`; Enter or Esc: the default, no).
+
 `LineInput` is the fallback when prompt_toolkit cannot take the terminal (output is not a terminal, or it fails
-to start): one line per Enter, read without blocking the event loop. Both raise `PromptInterrupted` for Ctrl+C
-and `EOFError` at the end of input, never KeyboardInterrupt (which would escape the event loop).
+to start): one line per Enter, read without blocking the event loop — questions included. Both raise
+`PromptInterrupted` for Ctrl+C and `EOFError` at the end of input, never KeyboardInterrupt (which would escape the
+event loop).
 """
 
 from __future__ import annotations
@@ -67,6 +71,15 @@ class PromptInput:
         text: str = await self._asker.prompt_async([("class:question", question)], handle_sigint=False)
         return text
 
+    async def ask_key(self, question: str, keys: str) -> str:
+        from .prompt_keys import key_question
+        from .terminal import drop_typeahead
+
+        self._before_draw()
+        drop_typeahead()  # one key answers: never one typed before the question was there to read
+        answer: str = await key_question(question, keys).run_async(handle_sigint=False)
+        return answer
+
     def interrupt(self) -> None:
         from prompt_toolkit.application import get_app_or_none
 
@@ -99,6 +112,9 @@ class LineInput:
 
     async def ask(self, question: str) -> str:
         return await self._line(question)
+
+    async def ask_key(self, question: str, keys: str) -> str:
+        return await self._line(question)  # no keys without a terminal: a line, as `ask` reads
 
     async def _line(self, prompt: str) -> str:
         write_raw(prompt)

@@ -26,6 +26,11 @@ class Input(Protocol):
         """One answer line after `question` (no history, no completion)."""
         ...
 
+    async def ask_key(self, question: str, keys: str) -> str:
+        """The answer to `question`: on a terminal one key of `keys` (a lowercase letter; "" for Enter or Esc, the
+        default), else a line as `ask` reads it."""
+        ...
+
     def interrupt(self) -> None:
         """Make a pending `read`/`ask` raise PromptInterrupted (a SIGINT arrived)."""
         ...

@@ -1,5 +1,6 @@
 """prompt_toolkit's side of the `> ` prompt: the completer, the key bindings and the two sessions `PromptInput`
-reads with (the message prompt, and the one-line prompt that answers a question).
+reads with (the message prompt, and the one-line prompt that answers a question), and the one-key question
+(`key_question`: a permission prompt's `[y/a/N]`, the trust question's `[y/N]`, answered by a single key press).
 
 prompt_toolkit is imported at the top of this module, and this module only when `prompt.PromptInput` is built —
 after the first frame is on screen (see `early.py`): nothing on the way to the idle prompt may load it.
@@ -12,11 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, ThreadedCompleter
 from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.styles import Style
 
 from .completion import Candidate
@@ -163,3 +168,48 @@ def message_session(complete: Complete, placeholder: Callable[[], Any]) -> Promp
 def answer_session() -> PromptSession[str]:
     """The prompt for one answer line: no history, no completion; Ctrl+C interrupts."""
     return PromptSession(key_bindings=answer_keys(), style=Style.from_dict({"question": "bold"}))
+
+
+def key_question(question: str, keys: str) -> Application[str]:
+    """A question one key answers, as Claude Code's and Codex's prompts are: a key of `keys` (lowercase letters;
+    either case is taken) gives that letter; Enter and Esc give "" (the default, which for every question asked
+    this way is no); Ctrl+C raises PromptInterrupted and Ctrl+D EOFError; any other key does nothing. The key taken
+    stays on screen after the question. Keys typed before the question was drawn never reach it: the caller drops
+    them first (`terminal.drop_typeahead`)."""
+    taken: list[str] = []
+
+    def shown() -> StyleAndTextTuples:
+        return [("class:question", question), ("", taken[0] if taken else ""), ("[SetCursorPosition]", "")]
+
+    def answer(value: str) -> Callable[[Any], None]:
+        def handler(event: Any) -> None:
+            if event.app.is_done:  # a second key of the same read (`y` then Enter, typed at once)
+                return
+            taken.append(value)
+            event.app.exit(result=value)
+
+        return handler
+
+    def fail(error: type[BaseException]) -> Callable[[Any], None]:
+        def handler(event: Any) -> None:
+            if not event.app.is_done:
+                event.app.exit(exception=error())
+
+        return handler
+
+    bindings = KeyBindings()
+    for key in keys:
+        bindings.add(key)(answer(key))
+        bindings.add(key.upper())(answer(key))
+    for key in ("enter", "c-j", "escape"):
+        bindings.add(key)(answer(""))
+    bindings.add("c-c")(fail(PromptInterrupted))
+    bindings.add("c-d")(fail(EOFError))
+    bindings.add("<any>")(lambda event: None)
+    control = FormattedTextControl(shown, show_cursor=True)
+    return Application(
+        layout=Layout(Window(control, dont_extend_height=True, wrap_lines=True)),
+        key_bindings=bindings,
+        style=Style.from_dict({"question": "bold"}),
+        full_screen=False,
+    )

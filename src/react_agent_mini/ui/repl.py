@@ -178,7 +178,7 @@ class Repl:
             "Only trust a folder whose files you know (a cloned repository can run anything here)."
         )
         self.input.print_above("\n".join([heading, *describe(pending), footer]))
-        answer = (await self.ask("Trust this folder? [y/N] ")).strip().lower()
+        answer = (await self.ask("Trust this folder? [y/N] ", keys="yn")).strip().lower()
         if answer not in ("y", "yes"):
             self.say("not trusted: those parts are left out this session (you will be asked again next time)", "dim")
             return
@@ -297,7 +297,7 @@ class Repl:
         text = line.strip()
         if is_command(text):
             return await self.commands.run(text)
-        await self.turn(text)
+        await self.turn(text, files=True)
         return False
 
     def _complete(self, before_cursor: str) -> list[Candidate]:
@@ -314,12 +314,14 @@ class Repl:
 
     # ---- what slash commands use (slash.SlashHost) ----
 
-    async def turn(self, text: str, inject: Sequence[Message] = (), scope: TurnScope | None = None) -> None:
+    async def turn(
+        self, text: str, inject: Sequence[Message] = (), scope: TurnScope | None = None, files: bool = False
+    ) -> None:
         """Send `text` (after `inject`) and show the turn until it ends, then the status line; `scope`: a custom
-        command's allowed tools and model."""
+        command's allowed tools and model; `files`: attach the files its `@path`s name (a message the user typed)."""
         await self.ready()
         assert self.host is not None
-        await self.turns.run(self.host, text, inject, scope)
+        await self.turns.run(self.host, text, inject, scope, files)
 
     def say(self, text: str, style: str = "") -> None:
         """Print one message for the user (not model output)."""
@@ -328,11 +330,12 @@ class Repl:
     def show_markdown(self, text: str) -> None:
         self.printer.markdown(text)
 
-    async def ask(self, question: str) -> str:
-        """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
+    async def ask(self, question: str, keys: str = "") -> str:
+        """One answer line (with `keys`: one key of them on a terminal, "" for Enter); empty when the user pressed
+        Ctrl+C or Ctrl+D."""
         assert self.input is not None
         try:
-            return await self.input.ask(question)
+            return await (self.input.ask_key(question, keys) if keys else self.input.ask(question))
         except (PromptInterrupted, EOFError):
             return ""
 

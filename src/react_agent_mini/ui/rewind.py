@@ -1,7 +1,8 @@
 """`/rewind [N] [both|code|conversation]`: list this conversation's turns and take the code, the conversation, or
 both back to right after turn N — asking before overwriting a file someone changed since the agent did.
 
-Without arguments it lists the turns (what each changed) and asks for the turn, then for what to restore.
+Without arguments it lists the turns (what each changed) and asks for the turn, then for what to restore. When both
+are asked for and the code is not all back, the conversation is not rewound either, and one line says so.
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ CHOICES = {
 
 async def rewind_command(repl: RewindHost, args: str) -> None:
     from ..checkpoints.conversation import CannotCut, cut_index, next_id
-    from ..checkpoints.plan import summarize
-    from ..checkpoints.rewind import back_to, code_lines, listing, plan_for, rewind_code
+    from ..checkpoints.rewind import back_to, code_lines, held, listing, plan_for, rewind_code, turns
     from ..checkpoints.tracker import Checkpoints
     from ..tools.paths import display
 
@@ -52,7 +52,11 @@ async def rewind_command(repl: RewindHost, args: str) -> None:
     store = tracker.store()
     cwd = session.context.cwd
     history = list(session.messages)
-    summaries = summarize(history, store)
+    try:
+        summaries = await turns(store, history, tracker.running)
+    except OSError as exc:
+        repl.say(f"cannot rewind: the checkpoints cannot be read ({exc.strerror or exc})", "red")
+        return
     if not summaries:
         repl.say("nothing to rewind: this conversation has no turn yet")
         return
@@ -94,6 +98,9 @@ async def rewind_command(repl: RewindHost, args: str) -> None:
 
         outcome = await rewind_code(store, await plan_for(store, history, turn), confirm, workspace=cwd)
         repl.say("\n".join([f"code back {back_to(turn)}:", *code_lines(outcome, cwd)]))
+        if keep is not None and outcome.left:  # never the conversation without the code it speaks of
+            repl.say(held(outcome, f"/rewind {turn} conversation"), "yellow")
+            return
     if keep is not None:
         dropped = len(history) - keep
         if dropped:

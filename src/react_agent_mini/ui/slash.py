@@ -1,5 +1,5 @@
 """Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
-`/output`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands (`.claude/commands/`),
+`/output`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands (`.claude/commands/`),
 `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
@@ -94,6 +94,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
     Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
     Builtin("/output", "/output [N]", "everything the last Bash command printed (N: the N-th last)"),
+    Builtin("/bashes", "/bashes [kill ID]", "the background shells the model started; stop one"),
     Builtin("/rewind", "/rewind [N] [code|conversation]", "code and conversation back to after turn N (0: the start)"),
     Builtin("/hooks", "/hooks", "the hooks that run in this session: events, matchers, commands, files"),
     Builtin("/agents", "/agents", "the agent types the Agent tool can start"),
@@ -109,7 +110,7 @@ KEYS_HELP = """keys:
   Up / Down             history (saved across sessions); → takes the grey suggestion
   Ctrl+C                interrupt the running turn; clear the line; twice on an empty line: exit
   Ctrl+D                exit
-  @path                 name a file for the agent (@server:uri attaches an MCP resource)"""
+  @path                 attach a file to the message (@server:uri attaches an MCP resource)"""
 
 
 def is_command(line: str) -> bool:
@@ -143,6 +144,7 @@ class SlashCommands:
             "/init": self.init,
             "/resume": self.resume,
             "/output": self.output,
+            "/bashes": self.bashes,
             "/rewind": self.rewind,
             "/hooks": self.hooks,
             "/agents": self.agents,
@@ -392,6 +394,12 @@ class SlashCommands:
             command, content = runs[-back]
             self.repl.say(f"$ {command}", "bold")
             self.repl.say(content)
+        return False
+
+    async def bashes(self, args: str) -> bool:
+        from .bashes import bashes_command
+
+        await bashes_command(self.repl, args)
         return False
 
     async def hooks(self, args: str) -> bool:

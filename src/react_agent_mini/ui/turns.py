@@ -134,10 +134,15 @@ class TurnControl:
     # ---- a turn ----
 
     async def run(
-        self, host: SessionHost, text: str, inject: Sequence[Message] = (), scope: TurnScope | None = None
+        self,
+        host: SessionHost,
+        text: str,
+        inject: Sequence[Message] = (),
+        scope: TurnScope | None = None,
+        files: bool = False,
     ) -> None:
         """Send `text` (after `inject`) and show the turn until it ends, then the status line; `scope`: a custom
-        command's allowed tools and model."""
+        command's allowed tools and model; `files`: attach the files its `@path`s name (a message the user typed)."""
         from ..events import Terminal
         from ..host import Remark, Waiting
         from .render import TurnView
@@ -149,7 +154,7 @@ class TurnControl:
         with self.terminal.quiet_during_turn():
             view.start()
             try:
-                async for event in host.turn(text, inject=inject, scope=scope):
+                async for event in host.turn(text, inject=inject, scope=scope, files=files):
                     if isinstance(event, Remark):
                         self.printer.say(event.text, setup_style(event.text))
                     elif isinstance(event, Waiting):
@@ -201,7 +206,7 @@ class TurnControl:
             self._permission_prompt = PermissionPrompt(
                 self.printer.console,
                 self.cwd,
-                prompt.ask,
+                prompt.ask_key,
                 self._paused_for_prompt,
                 self._shown,
                 self._interrupt_turn,
