@@ -100,7 +100,6 @@ class Writer:
 
     def _conversation(self, file: object, model: str, calls: int, turns: int) -> None:
         from react_agent_mini.call_record import call_fields
-
         from react_agent_mini.events import AssistantTurn
         from react_agent_mini.messages import Message, TextBlock, ToolResultBlock, Usage, user_text
         from react_agent_mini.providers.base import ModelRequest
