@@ -21,7 +21,7 @@ from react_agent_mini.events import (
     ToolResults,
     ToolStarted,
 )
-from react_agent_mini.loop import CUT_TOOL_CALL, QueryDeps, QueryParams, query
+from react_agent_mini.loop import QueryDeps, QueryParams, query
 from react_agent_mini.messages import (
     Message,
     TextBlock,
@@ -332,7 +332,7 @@ async def test_abort_during_a_tool_answers_every_call(tmp_path: Path) -> None:
 
 
 async def test_max_turns_stops_an_endless_tool_user(tmp_path: Path) -> None:
-    model = ScriptedModel([reply(call("Echo", "again", message="x"))])
+    model = ScriptedModel([lambda request: reply(call("Echo", "again", message=f"x{len(request.messages)}"))])
     events = await run(model, tmp_path, max_turns=3)
     assert terminal(events) == Terminal("max_turns", 3)
     assert len(model.requests) == 3
@@ -353,7 +353,9 @@ async def test_output_limit_never_runs_a_cut_tool_call(tmp_path: Path) -> None:
     assert terminal(events) == Terminal("completed", 2)
     assert not any(isinstance(e, ToolStarted) for e in events)
     assert any(isinstance(e, Notice) and "output token limit" in e.text for e in events)
-    assert model.requests[1].messages[-1].tool_results == [ToolResultBlock("w", CUT_TOOL_CALL, is_error=True)]
+    [result] = model.requests[1].messages[-1].tool_results
+    assert result.tool_use_id == "w" and result.is_error
+    assert result.content.startswith("Not run: your call to Touch was cut off by the output token limit (5 tokens)")
 
 
 async def test_output_limit_on_text_says_so_and_stops(tmp_path: Path) -> None:

@@ -57,7 +57,10 @@ def call_fields(usage: Usage, model: str, turn: AssistantTurn | None = None, kin
     """The call record's fields (the transcript adds its type and time); `kind` defaults to `turn` for the
     loop's calls (`turn` given) and `summary` otherwise."""
     kind = kind or ("turn" if turn is not None else "summary")
-    fields: dict[str, Any] = {"kind": kind, "model": model, "usage": usage.to_dict()}
+    counts: dict[str, Any] = usage.to_dict()
+    if usage.cost_usd is not None:  # what the provider billed for this call (OpenRouter reports it)
+        counts["cost_usd"] = usage.cost_usd
+    fields: dict[str, Any] = {"kind": kind, "model": model, "usage": counts}
     if turn is None:
         return fields
     fields["message"] = turn.message.id

@@ -67,6 +67,8 @@ class AssistantTurn(msgspec.Struct, frozen=True):
     request: object = None
     """The `providers.base.ModelRequest` answered, which the transcript's call record measures (an object here:
     this module sits below the providers)."""
+    kept: bool = True
+    """False when the message does not join the history: an empty answer the loop asks for again (its cost counts)."""
 
 
 class ToolStarted(msgspec.Struct, frozen=True):

@@ -4,8 +4,11 @@ Each iteration builds the outbound copy of the history through the compaction st
 appends the assistant message, runs its tool calls and appends their results. It ends with a `Terminal` event:
 `completed` (the model answered without tool calls), `max_turns`, `aborted` or `error` — unless a Stop hook
 blocks the stop, whose reason then goes to the model as a user message and the loop goes on (at the turn limit,
-such a block ends the run at `max_turns`: the work the hook asks for is not done). Everything with a side effect
-arrives through `QueryDeps`, so tests can drive the loop with fakes and nothing else.
+such a block ends the run at `max_turns`: the work the hook asks for is not done). What a misbehaving model does is
+watched in `model_faults/`: tool calls sent as text are read, an empty answer is asked for once more, a call the
+output limit cut is answered without running, and the same call made again and again stops the run (or, in the
+REPL, is asked about). Everything with a side effect arrives through `QueryDeps`, so tests can drive the loop with
+fakes and nothing else.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ from .events import (
 )
 from .hooks import Hooks
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, user_text
+from .model_faults import empty_answer
+from .model_faults.doom_loop import Confirm
+from .model_faults.watch import Watch
 from .permissions.policy import CanUseTool, allow_read_only
 from .providers.base import CallModel, ModelRequest
 from .providers.errors import ContextTooLong, ProviderError
@@ -49,10 +55,6 @@ from .tools.runner import ToolRun, run_tool_calls
 from .tools.spec import ToolSpec
 from .trace import trace
 
-CUT_TOOL_CALL = (
-    "Not executed: your response was cut off by the output token limit before this tool call was complete. "
-    "Send the call again; split large inputs (e.g. a long Write) into smaller steps."
-)
 CUT_TEXT_NOTICE = "The response was cut off by the output token limit."
 
 Microcompact = Callable[[Sequence[Message], CompactOptions], Sequence[Message]]
@@ -83,6 +85,9 @@ class QueryDeps(msgspec.Struct):
     """PreToolUse / PostToolUse / Stop hooks (the session runs UserPromptSubmit)."""
     stop_event: Literal["Stop", "SubagentStop"] = "Stop"
     """The hook event run when the model stops (a subagent's loop runs SubagentStop)."""
+    confirm_repeat: Confirm | None = None
+    """Asked whether to let the model go on making the same call again and again (the REPL's question); None:
+    nobody can answer, and such a run stops (`model_faults/doom_loop.py`)."""
 
 
 class QueryParams(msgspec.Struct):
@@ -114,8 +119,10 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
     """Run the loop; the last event is always a `Terminal`."""
     messages = list(params.messages)
     run = ToolRun(params.tools, params.context, deps.can_use_tool, params.signal, hooks=deps.hooks)
+    watch = Watch(params.tools, deps.new_id)  # what a misbehaving model does: `model_faults/`
     turn = 0
     stop_hook_active = False
+    resend: ModelRequest | None = None
 
     def end(reason: TerminalReason, error: str = "", context_limit: int | None = None) -> Terminal:
         trace("query.turn_end", reason=reason, turn=turn)
@@ -124,15 +131,18 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
     while True:
         turn += 1
         trace("query.turn_start", turn=turn)
-        autocompact = deps.autocompact
-        if (
-            autocompact is not None
-            and (compacted := await autocompact(tuple(messages), params.system, params.tools.specs())) is not None
-        ):
-            messages = list(compacted.messages)
-            yield compacted
-        outbound = build_outbound(tuple(messages), params.compact, deps)  # a snapshot: `messages` grows
-        request = ModelRequest(params.system, outbound, params.tools.specs(), params.max_tokens)
+        if resend is not None:  # the model's answer was empty: the very same request once more
+            request, resend = resend, None
+        else:
+            autocompact = deps.autocompact
+            if (
+                autocompact is not None
+                and (compacted := await autocompact(tuple(messages), params.system, params.tools.specs())) is not None
+            ):
+                messages = list(compacted.messages)
+                yield compacted
+            outbound = build_outbound(tuple(messages), params.compact, deps)  # a snapshot: `messages` grows
+            request = ModelRequest(params.system, outbound, params.tools.specs(), params.max_tokens)
         response: ModelResponse | None = None
         try:
             async with contextlib.aclosing(_until_aborted(deps.call_model(request), params.signal)) as stream:
@@ -154,11 +164,22 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
             yield end("error", "the model stream ended without a response")
             return
 
+        response, told = watch.answer(response)  # tool calls the server sent as text, read
         assistant = msgspec.structs.replace(response.message, id=deps.new_id())
+        if watch.ask_again(response, can=turn < params.max_turns):  # an empty answer: kept out of the history
+            yield AssistantTurn(assistant, response.stop_reason, response.usage, request, kept=False)
+            yield empty_answer.retry(assistant)
+            resend = request
+            continue
         messages.append(assistant)
         yield AssistantTurn(assistant, response.stop_reason, response.usage, request)
+        if told:
+            yield Notice(told)
         uses = assistant.tool_uses
         if not uses:
+            if empty_answer.is_empty(assistant):
+                yield end("error", watch.empty_failure(response, request))
+                return
             if response.stop_reason == "max_tokens":
                 yield Notice(CUT_TEXT_NOTICE)
             elif deps.hooks is not None and deps.hooks.active(deps.stop_event):
@@ -184,25 +205,28 @@ async def query(params: QueryParams, deps: QueryDeps) -> AsyncGenerator[QueryEve
             return
 
         run.context = msgspec.structs.replace(params.context, whole_results=whole_result_ids(messages, outbound))
+        gate = await watch.gate(uses, response, request, deps.confirm_repeat, params.signal)  # cut or repeated calls
+        for line in gate.notices:
+            yield Notice(line)
         # Results are kept by the call's position, not its id: two calls with one id must not share a result.
-        results: list[ToolResultBlock | None] = [None] * len(uses)
+        results: list[ToolResultBlock | None] = [gate.decided.get(i) for i in range(len(uses))]
         after: list[ContentBlock] = []
-        if response.stop_reason == "max_tokens":
-            yield Notice(CUT_TEXT_NOTICE + " Its tool calls were not executed.")
-            results = [ToolResultBlock(u.id, CUT_TOOL_CALL, is_error=True) for u in uses]
-        else:
-            async with contextlib.aclosing(run_tool_calls(uses, run)) as tool_events:
-                async for tool_event in tool_events:  # closed with the loop: calls still running stop
-                    yield tool_event
-                    if isinstance(tool_event, ToolFinished):
-                        if (index := _position(uses, results, tool_event.tool_use)) is not None:
-                            results[index] = tool_event.result
-                        after.extend(tool_event.after)
+        async with contextlib.aclosing(run_tool_calls(gate.run, run)) as tool_events:
+            async for tool_event in tool_events:  # closed with the loop: calls still running stop
+                yield tool_event
+                if isinstance(tool_event, ToolFinished):
+                    if (index := _position(uses, results, tool_event.tool_use)) is not None:
+                        results[index] = tool_event.result
+                    after.extend(tool_event.after)
 
         answer = Message("user", (*_in_order(uses, results), *after), id=deps.new_id())
         messages.append(answer)
         yield ToolResults(answer)
+        watch.after(uses, answer.tool_results)
 
+        if gate.stop:  # the model repeated a call, and nobody let it go on
+            yield end("aborted", gate.stop)
+            return
         if params.signal.aborted or run.end_turn:
             yield end("aborted")
             return

@@ -35,6 +35,9 @@ class ToolUseBlock(msgspec.Struct, frozen=True):
     input_error: str = ""
     """Set by a provider adapter when the arguments were not a JSON object; the loop then answers with this
     error instead of running the tool. Not part of the wire format."""
+    provider_data: str = ""
+    """JSON the provider attached to the call that must go back with it (Gemini's `extra_content`, which holds its
+    thought signature); empty for none. Kept in transcripts, never shown."""
 
 
 class ImageData(msgspec.Struct, frozen=True):
@@ -70,6 +73,9 @@ class ThinkingBlock(msgspec.Struct, frozen=True):
     signature: str = ""
     """Anthropic's signature over the block; empty for OpenAI-compatible reasoning_content."""
     type: Literal["thinking"] = "thinking"
+    provider_data: str = ""
+    """How an OpenAI-compatible server sent this reasoning, where that decides how it goes back (`providers/
+    dialects.py`): a JSON object; empty for `reasoning_content` and for Anthropic's thinking. Never shown."""
 
 
 class RedactedThinkingBlock(msgspec.Struct, frozen=True):
@@ -147,6 +153,8 @@ class Usage(msgspec.Struct, frozen=True):
     """Input tokens served from the provider's prompt cache."""
     cache_creation_input_tokens: int = 0
     """Input tokens written to the prompt cache (Anthropic)."""
+    cost_usd: float | None = None
+    """What the provider said the call cost, in US dollars (OpenRouter's `usage.cost`); None when it did not."""
 
     @property
     def total_input_tokens(self) -> int:
@@ -159,6 +167,7 @@ class Usage(msgspec.Struct, frozen=True):
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0) + (other.cost_usd or 0),
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -179,8 +188,9 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     match block:
         case TextBlock(text=text):
             return {"type": "text", "text": text}
-        case ToolUseBlock(id=id_, name=name, input=input_):
-            return {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
+        case ToolUseBlock(id=id_, name=name, input=input_, provider_data=data):
+            use = {"type": "tool_use", "id": id_, "name": name, "input": dict(input_)}
+            return {**use, "provider_data": data} if data else use
         case ToolResultBlock(tool_use_id=tid, content=content, is_error=is_error, images=images):
             out: dict[str, Any] = {"type": "tool_result", "tool_use_id": tid, "content": content}
             if images:
@@ -188,8 +198,9 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
             if is_error:
                 out["is_error"] = True
             return out
-        case ThinkingBlock(thinking=thinking, signature=signature):
-            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case ThinkingBlock(thinking=thinking, signature=signature, provider_data=data):
+            thought = {"type": "thinking", "thinking": thinking, "signature": signature}
+            return {**thought, "provider_data": data} if data else thought
         case RedactedThinkingBlock(data=data):
             return {"type": "redacted_thinking", "data": data}
 
@@ -200,7 +211,8 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
     if kind == "text":
         return TextBlock(str(raw["text"]))
     if kind == "tool_use":
-        return ToolUseBlock(str(raw["id"]), str(raw["name"]), dict(raw.get("input") or {}))
+        data = str(raw.get("provider_data", ""))
+        return ToolUseBlock(str(raw["id"]), str(raw["name"]), dict(raw.get("input") or {}), provider_data=data)
     if kind == "tool_result":
         content = raw.get("content", "")
         images: tuple[ImageData, ...] = ()
@@ -212,7 +224,8 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
             content = text
         return ToolResultBlock(str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images)
     if kind == "thinking":
-        return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")))
+        data = str(raw.get("provider_data", ""))
+        return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")), provider_data=data)
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(str(raw["data"]))
     raise ValueError(f"unknown content block type: {kind!r}")

@@ -69,7 +69,10 @@ def price_for(model: str) -> Price | None:
 
 
 def cost_usd(model: str, usage: Usage) -> float | None:
-    """Dollars `usage` costs on `model` at list price; None when the price is not known."""
+    """Dollars `usage` costs: what the provider billed when it said (OpenRouter's `usage.cost`), else `model`'s
+    list price; None when neither is known."""
+    if usage.cost_usd is not None:
+        return usage.cost_usd
     price = price_for(model)
     if price is None:
         return None

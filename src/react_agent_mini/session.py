@@ -127,7 +127,8 @@ class Session:
                 async with contextlib.aclosing(query(self._params(signal), self.deps)) as events:
                     async for event in events:
                         if isinstance(event, AssistantTurn):
-                            self._append(event.message)
+                            if event.kept:  # not an empty answer the loop asks for again
+                                self._append(event.message)
                             if self.on_call is not None:
                                 self.on_call(event.usage, event)
                             self.compaction.observe(event.usage, self.messages)

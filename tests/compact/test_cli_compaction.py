@@ -167,8 +167,8 @@ def test_a_resumed_session_is_measured_as_it_is_sent(fake_llm: FakeLLMServer, tm
     sends. Counting each long result whole made five `seq` outputs read as ~80% of a 128k window, and every
     `ram -c` summarised for nothing."""
     env = env_for("openai", fake_llm)
-    for _ in range(5):
-        fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": "seq 1 20000"})]))
+    for run in range(5):  # five different commands (the same one thrice would be stopped as a repeat)
+        fake_llm.enqueue(Reply(tool_calls=[ToolCall("Bash", {"command": f"seq {run + 1} {run + 20000}"})]))
     fake_llm.enqueue(Reply(text="Counted."))
     assert ram("count to 20000 five times", env=env, cwd=tmp_path).returncode == 0
     (saved,) = transcript.list_sessions(tmp_path)

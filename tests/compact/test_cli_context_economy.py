@@ -19,6 +19,7 @@ from react_agent_mini.compact.pipeline import CompactOptions, compact_messages
 from react_agent_mini.messages import Message
 from react_agent_mini.providers.anthropic import AnthropicProvider
 from react_agent_mini.providers.base import ModelRequest
+from react_agent_mini.providers.dialects import DIALECTS
 from react_agent_mini.providers.openai_compat import to_openai_messages
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
@@ -121,8 +122,8 @@ def seed_requests(history: list[Message], system: str, wire: str, threshold: int
         if message.role != "assistant":
             continue
         outbound = compact_messages(tuple(history[:i]), options)
-        if wire == "openai":
-            out.append(to_openai_messages(system, outbound)[1:])
+        if wire == "openai":  # the fake answers as DeepSeek does, so ram speaks DeepSeek's dialect from then on
+            out.append(to_openai_messages(system, outbound, DIALECTS["deepseek"])[1:])
         else:
             provider = AnthropicProvider(api_key="k", base_url="http://x", model="m")
             out.append(provider.build_body(ModelRequest(system, outbound, ()))["messages"])

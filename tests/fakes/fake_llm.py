@@ -10,7 +10,8 @@ real TCP on 127.0.0.1, so it tries hard to look like the real providers on the w
   and do not consume a script.
 * Responses are scripted with :class:`Reply`, :class:`HttpError`, :class:`DropAfter`,
   :class:`Stall`, :class:`Malformed` and :class:`Hang` (fault injection), queued FIFO via
-  :meth:`FakeLLMServer.enqueue` or computed by a responder function.
+  :meth:`FakeLLMServer.enqueue` or computed by a responder function; :class:`Raw` replays a
+  recorded answer byte for byte (an SSE body, comments and all, or a JSON body, with its status).
 * Every request is recorded (:attr:`FakeLLMServer.requests`).
 
 It is written with raw asyncio streams and hand-rolled HTTP/1.1 so that it has byte-level control
@@ -115,7 +116,33 @@ class Hang:
     """Accept the request and never answer (until the server stops)."""
 
 
-Script: TypeAlias = Reply | HttpError | DropAfter | Stall | Malformed | Hang
+@dataclass
+class Raw:
+    """Answer with these bytes as they are: a recorded response of a real provider (or one written to its
+    documented format). An SSE body is written one event at a time (``piece=0``) or in writes of ``piece``
+    bytes, ``delay`` seconds apart; any other body is written whole unless ``piece`` says otherwise."""
+
+    body: bytes
+    status: int = 200
+    content_type: str = "text/event-stream"
+    piece: int = 0
+    delay: float = 0.0
+
+    @classmethod
+    def json(cls, value: Any, status: int = 200) -> Raw:
+        """A JSON body (a whole answer, or an error object), as a server that does not stream sends it."""
+        return cls(json.dumps(value).encode(), status, "application/json")
+
+    def pieces(self) -> list[bytes]:
+        if self.piece > 0:
+            return [self.body[i : i + self.piece] for i in range(0, len(self.body), self.piece)]
+        if "event-stream" in self.content_type:
+            events = self.body.split(b"\n\n")
+            return [e + b"\n\n" for e in events[:-1]] + ([events[-1]] if events[-1] else [])
+        return [self.body]
+
+
+Script: TypeAlias = Reply | HttpError | DropAfter | Stall | Malformed | Hang | Raw
 
 
 @dataclass
@@ -765,6 +792,13 @@ class FakeLLMServer:
             extra = {"retry-after": script.retry_after} if script.retry_after is not None else {}
             await self._send_json(writer, wire, script.status, error_body(wire, script.status, script.message), extra)
             return
+        if isinstance(script, Raw):
+            head = {"content-type": script.content_type, "cache-control": "no-cache", "transfer-encoding": "chunked"}
+            writer.write(_response_head(script.status, {**self._base_headers(wire), **head}))
+            await self._write_events(writer, script.pieces(), script.delay)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return
         reply = script if isinstance(script, Reply) else script.reply
         build = openai_events if wire == "openai" else anthropic_events
         events = build(reply, body, lambda: next(self._ids))
@@ -847,6 +881,9 @@ def script_from_json(obj: dict[str, Any]) -> Script:
         return Malformed(_reply_from_json(obj.get("reply", {})))
     if kind == "hang":
         return Hang()
+    if kind == "raw":
+        body, content_type = obj["body"].encode(), obj.get("content_type", "text/event-stream")
+        return Raw(body, obj.get("status", 200), content_type, obj.get("piece", 0), obj.get("delay", 0.0))
     raise ValueError(f"unknown script type {kind!r}")
 
 

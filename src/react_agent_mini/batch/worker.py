@@ -279,7 +279,7 @@ def _gate(host: SessionHost, limiter: Limiter, key: str, retries: int) -> None:
     policy = RetryPolicy(max_attempts=retries + 1)
 
     def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        return stream_with_retry(lambda: gated(lambda: provider.stream(request), limiter, key), policy)
+        return stream_with_retry(lambda: gated(lambda: provider.stream(request), limiter, key), policy, request=request)
 
     session = host.session
     session.deps = msgspec.structs.replace(session.deps, call_model=call_model)

@@ -4,7 +4,10 @@ Wire facts this adapter relies on:
 - a stream is `message_start`, `ping`s, per block `content_block_start` / `_delta` / `_stop`, `message_delta`
   (stop_reason, output tokens) and `message_stop`; an `error` event can arrive at any point;
 - tool input arrives as `input_json_delta.partial_json` fragments, parsed when the block stops;
-- thinking blocks (with their signature) and redacted_thinking blocks must be sent back unchanged;
+- thinking blocks (with their signature) and redacted_thinking blocks must be sent back unchanged; reasoning another
+  provider wrote (no signature, or an OpenAI-compatible server's `provider_data`) is never sent;
+- a gateway or proxy may answer the streamed request with the whole message object (`"type": "message"`) or an
+  error object as JSON: it is read as the complete answer it is, or as the error;
 - prompt caching: up to 4 `cache_control` breakpoints. We mark the system prompt, the last tool, and the last
   block of the newest message (the moving tail), so each call reads the previous call's prefix from cache. When
   compaction (profile v2) says which prefixes stay put until its next cut (`cache_points` on the outbound list),
@@ -37,7 +40,8 @@ from ..messages import (
 )
 from ..tools.spec import ToolSpec
 from .base import ModelRequest, decode_json_event
-from .errors import MalformedStream, ProviderError, RateLimitError, ServerError, StreamInterrupted
+from .error_body import error_in
+from .errors import STREAM_STATUS, MalformedStream, ProviderError, StreamInterrupted, error_in_stream
 from .http_provider import HttpProvider
 
 API_VERSION = "2023-06-01"
@@ -51,8 +55,14 @@ def _sendable(block: ContentBlock) -> bool:
     if isinstance(block, TextBlock):
         return bool(block.text)  # the API rejects empty text blocks
     if isinstance(block, ThinkingBlock):
-        return bool(block.signature)  # unsigned reasoning came from another provider
+        return bool(block.signature) and not block.provider_data  # otherwise another provider wrote it
     return True
+
+
+def _block_to_wire(block: ContentBlock) -> dict[str, Any]:
+    wire = block_to_dict(block)
+    wire.pop("provider_data", None)  # ours (what an OpenAI-compatible server attached), not the API's
+    return wire
 
 
 MAX_BREAKPOINTS = 4
@@ -105,7 +115,7 @@ def _converted(message: Message) -> dict[str, Any] | None:
 
 
 def _message_to_anthropic(message: Message) -> dict[str, Any] | None:
-    blocks = [block_to_dict(b) for b in message.content if _sendable(b)]
+    blocks = [_block_to_wire(b) for b in message.content if _sendable(b)]
     return {"role": message.role, "content": blocks} if blocks else None
 
 
@@ -135,7 +145,10 @@ _STOP_REASONS: dict[str, StopReason] = {
     "stop_sequence": "end_turn",
     "tool_use": "tool_use",
     "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",  # cut where the window ended: a cut answer too
 }
+_BLOCK_KINDS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+"""The blocks we keep; a server tool's blocks (`server_tool_use`, `web_search_tool_result`, …) are not ours."""
 
 
 class _OpenBlock(msgspec.Struct):
@@ -151,7 +164,7 @@ class AnthropicStreamAssembler(msgspec.Struct):
     """Accumulates stream events; `finish()` builds the response. Pure: no I/O."""
 
     open: dict[int, _OpenBlock] = msgspec.field(default_factory=dict)
-    done: dict[int, ContentBlock] = msgspec.field(default_factory=dict)
+    done: dict[int, ContentBlock | None] = msgspec.field(default_factory=dict)
     usage: Usage = msgspec.field(default_factory=Usage)
     stop_reason: str | None = None
     stopped: bool = False
@@ -161,10 +174,18 @@ class AnthropicStreamAssembler(msgspec.Struct):
         """One event's data, a JSON object (`feed`)."""
         return self.feed(decode_json_event(data, "anthropic"))
 
+    def end(self) -> Iterator[ModelEvent]:
+        """Nothing is held back between events."""
+        return iter(())
+
     def feed(self, event: dict[str, Any]) -> Iterator[ModelEvent]:
-        """Take one decoded event; yield the deltas it carries."""
+        """Take one decoded event (or a whole message object); yield the deltas it carries."""
         kind = event.get("type")
-        if kind == "message_start":
+        if kind == "message" or (kind is None and isinstance(event.get("content"), list) and "role" in event):
+            yield from self._whole(event)
+        elif kind is None and "error" in event:
+            raise _stream_error(event.get("error"))
+        elif kind == "message_start":
             self.usage = _merge_usage(self.usage, event.get("message", {}).get("usage") or {})
         elif kind == "content_block_start":
             self._start(int(event["index"]), event.get("content_block") or {})
@@ -182,6 +203,27 @@ class AnthropicStreamAssembler(msgspec.Struct):
         elif kind == "error":
             raise _stream_error(event.get("error") or {})
         # `ping` and unknown future events are ignored, as the API asks.
+
+    def _whole(self, message: dict[str, Any]) -> Iterator[ModelEvent]:
+        """A whole message object: its blocks as the stream would have brought them, and the stream over."""
+        self.usage = _merge_usage(self.usage, message.get("usage") or {})
+        self.stop_reason = message.get("stop_reason") or "end_turn"
+        base = len(self.done) + len(self.open)
+        for offset, block in enumerate(message.get("content") or ()):
+            if not isinstance(block, dict):
+                continue
+            index = base + offset
+            self._start(index, {**block, "text": "", "thinking": ""})
+            opened = self.open[index]
+            if block.get("type") == "text" and block.get("text"):
+                yield from self._delta(index, {"type": "text_delta", "text": str(block["text"])})
+            elif block.get("type") == "thinking":
+                yield from self._delta(index, {"type": "thinking_delta", "thinking": str(block.get("thinking", ""))})
+                opened.signature = str(block.get("signature") or "")
+            elif block.get("type") == "tool_use":
+                opened.text.append(json.dumps(block.get("input") or {}, ensure_ascii=False))
+            self.done[index] = _close(self.open.pop(index), self.stop_reason)
+        self.stopped = True
 
     def _start(self, index: int, block: dict[str, Any]) -> None:
         kind = str(block.get("type"))
@@ -216,12 +258,14 @@ class AnthropicStreamAssembler(msgspec.Struct):
             raise StreamInterrupted("anthropic API stream ended before the response was complete")
         for index, block in list(self.open.items()):  # blocks cut without a stop event
             self.done[index] = _close(block, self.stop_reason)
-        content = tuple(self.done[i] for i in sorted(self.done))
+        content = tuple(block for _, block in sorted(self.done.items()) if block is not None)
         stop = _STOP_REASONS.get(self.stop_reason or "", "other")
         return ModelResponse(Message("assistant", content), stop, self.usage)
 
 
-def _close(block: _OpenBlock, stop_reason: str | None) -> ContentBlock:
+def _close(block: _OpenBlock, stop_reason: str | None) -> ContentBlock | None:
+    if block.kind not in _BLOCK_KINDS:
+        return None
     text = "".join(block.text)
     if block.kind == "tool_use":
         return _tool_use(block, text, cut=stop_reason == "max_tokens")
@@ -252,14 +296,15 @@ def _merge_usage(usage: Usage, raw: dict[str, Any]) -> Usage:
     return msgspec.structs.replace(usage, **changes)
 
 
-def _stream_error(error: dict[str, Any]) -> ProviderError:
-    kind = str(error.get("type", "error"))
-    text = f"anthropic API error in stream: {kind}: {error.get('message', '')}".rstrip(": ")
-    if kind == "rate_limit_error":
-        return RateLimitError(text)
-    if kind in ("overloaded_error", "api_error"):
-        return ServerError(text)
-    return ProviderError(text)
+def _stream_error(error: Any) -> ProviderError:
+    """An `error` event (or an error object answering the request): classified by its type, as the HTTP status
+    that type stands for would be; a type the API does not document fails the call as it is."""
+    info = error_in({"error": error}) if error else None
+    kind = info.kind if info is not None else "error"
+    detail = f"{kind}: {info.message}" if info is not None else "error"
+    if kind not in STREAM_STATUS:
+        return ProviderError(f"anthropic API error in stream: {detail}")
+    return error_in_stream(detail, provider="anthropic", code=kind)
 
 
 # ---- the provider ----

@@ -6,12 +6,18 @@ Every error carries a one-line `message` fit to show a user, and says whether a 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..messages import Usage
 
 
 class ProviderError(Exception):
     """A model call failed."""
 
     retryable: bool = False
+    max_attempts: int | None = None
+    """At most this many attempts for this kind of failure (None: as many as the retry policy allows)."""
     configuration: bool = False
     """The user's setup is wrong (no such model, not this kind of endpoint): `ram` exits 2, as for a missing key."""
 
@@ -21,6 +27,8 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         """Seconds the server asked us to wait (from `retry-after`/`retry-after-ms`), if any."""
+        self.usage: Usage | None = None
+        """What the failed call used, when the server said it before failing (its tokens were billed)."""
 
 
 class AuthenticationError(ProviderError):
@@ -71,6 +79,20 @@ class StreamInterrupted(ProviderError):
     retryable = True
 
 
+class ModelCallInvalid(ProviderError):
+    """The server refused the tool call the model generated (Groq's `tool_use_failed`: it did not parse, or did not
+    match the tool's schema). Another attempt often gets a valid call, so it is tried once more; after that the
+    model is told its call was invalid (`invalid_call.py`), as a wrong call it made itself would be."""
+
+    retryable = True
+    max_attempts = 2
+
+    def __init__(self, message: str, failed_generation: str, *, status: int | None = None) -> None:
+        super().__init__(message, status=status)
+        self.failed_generation = failed_generation
+        """What the model generated, as the server quoted it (may be "")."""
+
+
 class MalformedStream(ProviderError):
     """The provider sent something that is not its documented wire format."""
 
@@ -94,11 +116,17 @@ def error_for_status(
     model: str = "",
     url: str = "",
     base_url: str = "",
+    code: str = "",
+    failed_generation: str | None = None,
+    text: str = "",
 ) -> ProviderError:
     """The error for a non-2xx HTTP answer; `detail` is the provider's own message, `model` the model asked for,
     `url` where and `base_url` the endpoint as set (for the hint when the server has no such model or no such
-    endpoint)."""
-    text = f"{provider} API error {status}: {detail}".strip()
+    endpoint); `code` the error's own code (`tool_use_failed`, `insufficient_quota`, …) and `failed_generation`
+    Groq's copy of a call the model got wrong; `text` the line to show instead of `<provider> API error <status>`."""
+    text = text or f"{provider} API error {status}: {detail}".strip()
+    if code == "tool_use_failed" or failed_generation is not None:
+        return ModelCallInvalid(text, failed_generation or "", status=status)
     if status in (401, 403):
         return AuthenticationError(f"{text} (check your API key)", status=status)
     named = f'model "{model}"' if model else "the model"
@@ -115,15 +143,77 @@ def error_for_status(
             f"check --model or {model_variable}, and {BASE_URL_VARIABLES.get(provider, 'the base URL')}"
         )
         return EndpointNotFound(f"{text} ({hint})", status=status)
+    if status == 429 and code in _NOT_A_RATE:
+        return BadRequestError(text, status=status)  # out of credits: waiting does not help
     if status == 429:
         return RateLimitError(text, status=status, retry_after=retry_after)
     if status in (408, 409) or status >= 500:
         return ServerError(text, status=status, retry_after=retry_after)
-    if status in (400, 413) and _TOO_LONG.search(detail):
+    if status in (400, 413) and (_TOO_LONG.search(detail) or code == "context_length_exceeded"):
         error = ContextTooLong(f"{text} ({CONTEXT_TOO_LONG_HINT})", status=status)
         error.limit_tokens = stated_limit(detail)
         return error
     return BadRequestError(text, status=status)
+
+
+_NOT_A_RATE = frozenset({"insufficient_quota", "billing_hard_limit_reached"})
+"""429 codes that mean no money rather than too fast (OpenAI's)."""
+
+STREAM_STATUS = {
+    "server_error": 500,
+    "api_error": 500,
+    "internal_error": 500,
+    "internal_server_error": 500,
+    "service_unavailable": 503,
+    "overloaded_error": 529,
+    "timeout": 408,
+    "rate_limit_exceeded": 429,
+    "rate_limit_error": 429,
+    "insufficient_quota": 429,
+    "invalid_request_error": 400,
+    "invalid_request_message_order": 400,
+    "context_length_exceeded": 400,
+    "tool_use_failed": 400,
+    "request_too_large": 413,
+    "authentication_error": 401,
+    "invalid_api_key": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "model_not_found": 404,
+}
+"""The HTTP status an error's `code` or `type` stands for, when an error arrives inside a 200 stream without one."""
+
+
+def error_in_stream(
+    detail: str,
+    *,
+    provider: str,
+    status: int | None = None,
+    code: str = "",
+    kind: str = "",
+    failed_generation: str | None = None,
+    model: str = "",
+) -> ProviderError:
+    """The error for an error object inside a 200 stream: classified by the status it states, else by what its
+    code or type stands for, as an HTTP answer with that status would be. One that says nothing of the kind is
+    taken for a server failure (retried), as before."""
+    text = f"{provider} API error in stream: {detail}".strip()
+    if status is None:
+        status = STREAM_STATUS.get(code) or STREAM_STATUS.get(kind)
+    if status is None and _TOO_LONG.search(detail):
+        status = 400
+    if status is None:
+        return ModelCallInvalid(text, failed_generation) if failed_generation is not None else ServerError(text)
+    return error_for_status(
+        status,
+        detail,
+        provider=provider,
+        retry_after=None,
+        model=model,
+        code=code or kind,
+        failed_generation=failed_generation,
+        text=text,
+    )
 
 
 class ContextTooLong(BadRequestError):

@@ -9,19 +9,33 @@ Two limits, each with its variable:
   so the default is the one both official SDKs use for a whole request (OpenAI's and Anthropic's: 10 minutes),
   and DeepSeek closes a request it has not started within 10 minutes itself;
 - silence mid-answer (`RAM_STREAM_IDLE_TIMEOUT`, 60 s): between lines once the answer has started. Keep-alive
-  comments and pings count as lines: a server that sends them is still there.
+  comments and pings count as lines: a server that sends them is still there (OpenRouter sends long runs of
+  `: OPENROUTER PROCESSING` while a model thinks).
+
+Not every answer to a streamed request is a stream: servers and proxies that ignore `"stream": true`, or answer a
+short reply or an error as JSON, send one JSON body (DeepSeek, Z.ai and Anthropic gateways do). An answer whose
+first line is a JSON value rather than an SSE field is read whole and handed on as one event, whatever its
+content type says; the wire format then reads it as the complete answer it is.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 import types
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConnectionFailed, FirstByteTimeout, ProviderError, StreamInterrupted, error_for_status
+from .error_body import error_from_body
+from .errors import (
+    BASE_URL_VARIABLES,
+    ConnectionFailed,
+    FirstByteTimeout,
+    MalformedStream,
+    ProviderError,
+    StreamInterrupted,
+    error_for_status,
+)
 from .sse import ServerSentEvent, iter_sse
 
 if TYPE_CHECKING:
@@ -35,6 +49,10 @@ STREAM_IDLE_TIMEOUT = 60.0
 """Seconds without a byte, once the answer has started streaming, after which the stream counts as dropped
 (`RAM_STREAM_IDLE_TIMEOUT` overrides). Keep-alive comments and pings count as bytes: a server that sends them
 is still there."""
+_SSE_FIELDS = ("data", "event", "id", "retry", ":")
+"""How a line of a server-sent event stream starts."""
+MAX_JSON_ANSWER = 64 * 1024 * 1024
+"""Characters a whole JSON answer may have (a stream has no such bound: it is read as it comes)."""
 
 
 def import_httpx() -> None:
@@ -94,21 +112,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def error_detail(body: bytes) -> str:
-    """The provider's own error message from an error body (both wire formats use `error.message`)."""
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:300] or "(empty body)"
-    if isinstance(data, dict):
-        err = data.get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])
-        if isinstance(err, str):
-            return err
-        if data.get("message"):
-            return str(data["message"])
-    return text[:300]
+    """The provider's own error message from an error body, in whichever shape it came (`error_body.py`)."""
+    return error_from_body(body).message
 
 
 async def post_sse(
@@ -144,17 +149,34 @@ async def post_sse(
                         raw = await response.aread()
                 except TimeoutError:
                     raw = b""
+                info = error_from_body(raw)
                 raise error_for_status(
                     response.status_code,
-                    error_detail(raw),
+                    info.message,
                     provider=provider,
                     retry_after=parse_retry_after(response.headers),
                     model=str(body.get("model") or ""),
                     url=url,
                     base_url=base_url,
+                    code=info.code or info.kind,
+                    failed_generation=info.failed_generation,
                 )
             lines = _until_idle(response.aiter_lines(), idle_timeout, deadline, first_byte_timeout, provider)
-            async for event in iter_sse(lines):
+            first = await _first_line(lines)
+            if first is None:
+                return
+            if first.lstrip().startswith(("{", "[")):  # not a stream: one JSON answer
+                whole = await _rest(first, lines, provider)
+                received_any = True
+                yield ServerSentEvent("message", whole)
+                return
+            if not first.startswith(_SSE_FIELDS):  # a web page, a proxy's notice: nothing a retry changes
+                kind = response.headers.get("content-type", "no content type")
+                raise MalformedStream(
+                    f"{provider} API answered with neither a stream nor JSON ({kind}): {first.strip()[:80]!r}; "
+                    f"check {BASE_URL_VARIABLES.get(provider, 'the base URL')} (requests go to {url})"
+                )
+            async for event in iter_sse(_after(first, lines)):
                 received_any = True
                 yield event
         finally:
@@ -171,6 +193,31 @@ async def post_sse(
         raise ConnectionFailed(f"{provider} API closed the connection: {exc}") from exc
     except httpx.HTTPError as exc:
         raise ConnectionFailed(f"{provider} API request failed: {exc}") from exc
+
+
+async def _first_line(lines: AsyncIterator[str]) -> str | None:
+    """The first line that is not blank (None when the answer has none)."""
+    async for line in lines:
+        if line.strip():
+            return line.removeprefix("\ufeff")  # a byte-order mark before the stream is not part of it
+    return None
+
+
+async def _after(first: str, lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    yield first
+    async for line in lines:
+        yield line
+
+
+async def _rest(first: str, lines: AsyncIterator[str], provider: str) -> str:
+    """`first` and every line after it: a whole JSON answer (bounded by `MAX_JSON_ANSWER`)."""
+    parts, size = [first], len(first)
+    async for line in lines:
+        parts.append(line)
+        size += len(line) + 1
+        if size > MAX_JSON_ANSWER:
+            raise MalformedStream(f"{provider} API answered with a JSON body over {MAX_JSON_ANSWER // 2**20} MiB")
+    return "\n".join(parts)
 
 
 def _no_first_byte(provider: str, limit: float, what: str) -> FirstByteTimeout:

@@ -36,6 +36,10 @@ class StreamReader(Protocol):
         """Take one event's data; yield the deltas it carries."""
         ...
 
+    def end(self) -> Iterator[ModelEvent]:
+        """The stream is over: the deltas still held back (a tag cut at a chunk's end, say)."""
+        ...
+
     def finish(self) -> ModelResponse:
         """The complete response; StreamInterrupted when the stream ended before it was complete."""
         ...
@@ -81,6 +85,9 @@ class HttpProvider(msgspec.Struct):
         """A reader for one streamed answer (the wire format's)."""
         raise NotImplementedError
 
+    def learn(self, reader: Any) -> None:
+        """What a complete answer tells about the server, for the requests after it (the wire format's; none)."""
+
     async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         """One model call: the deltas as they arrive, then the response."""
         if self._client is None:
@@ -105,8 +112,11 @@ class HttpProvider(msgspec.Struct):
                     yield event
                 if reader.stopped:
                     break
+        for event in reader.end():
+            yield event
         # A result is matched to its call by id alone; a server (or a proxy) does not always keep them unique.
         response = with_distinct_call_ids(reader.finish(), request.messages, self.id_prefix)
+        self.learn(reader)
         trace_response(response)
         yield response
 

@@ -3,6 +3,10 @@
 Transient failures (429, 408/409/5xx/529, connection errors, a stream dropped midway) are retried from the
 start, honouring the server's `retry-after`; anything else, or the last failure, is raised to the caller. A
 failed attempt never leaves half an assistant message behind: only a complete `ModelResponse` ends a call.
+
+A kind of failure may allow fewer attempts than the policy (`ProviderError.max_attempts`): a tool call the server
+refused as invalid (`ModelCallInvalid`) is tried once more, and then, instead of failing the turn, the call ends in
+a response that tells the model its call was invalid (`invalid_call.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import msgspec
 
 from ..events import ModelEvent, StreamRetry, TextDelta, ThinkingDelta
 from .base import ModelProvider, ModelRequest
-from .errors import ProviderError
+from .errors import ModelCallInvalid, ProviderError
 
 
 class RetryPolicy(msgspec.Struct, frozen=True):
@@ -45,8 +49,10 @@ async def stream_with_retry(
     *,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rand: Callable[[], float] = random.random,
+    request: ModelRequest | None = None,
 ) -> AsyncGenerator[ModelEvent, None]:
-    """Run `start()` until it completes, retrying transient ProviderErrors (`StreamRetry` before each)."""
+    """Run `start()` until it completes, retrying transient ProviderErrors (`StreamRetry` before each). `request`:
+    the request `start` sends, which says whether the model was already told of a refused call."""
     attempt = 1
     while True:
         shown = False
@@ -58,11 +64,18 @@ async def stream_with_retry(
                     yield event
             return
         except ProviderError as error:
-            if not error.retryable or attempt >= policy.max_attempts:
+            limit = min(policy.max_attempts, error.max_attempts or policy.max_attempts)
+            if error.retryable and attempt >= limit and isinstance(error, ModelCallInvalid):
+                from .invalid_call import already_told, invalid_call_response  # rare: off the common path
+
+                if request is None or not already_told(request.messages):
+                    yield invalid_call_response(error.failed_generation, error.message)
+                    return
+            if not error.retryable or attempt >= limit:
                 raise
             wait = policy.delay(attempt, error.retry_after, rand)
             attempt += 1
-            yield StreamRetry(attempt, policy.max_attempts, wait, error.message, shown)
+            yield StreamRetry(attempt, limit, wait, error.message, shown)
             await sleep(wait)
 
 
@@ -72,6 +85,6 @@ def retrying(
     """The loop's `call_model` for `provider`: each request streamed, and retried per `policy`."""
 
     def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        return stream_with_retry(lambda: provider.stream(request), policy)
+        return stream_with_retry(lambda: provider.stream(request), policy, request=request)
 
     return call_model

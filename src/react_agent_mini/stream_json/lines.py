@@ -38,6 +38,7 @@ def _wire_content(message: Message) -> list[dict[str, Any]]:
     for block in message_to_dict(message)["content"]:
         if block.get("type") == "tool_result":
             block.setdefault("is_error", False)
+        block.pop("provider_data", None)  # what an OpenAI-compatible server attached, kept to send back to it
         out.append(block)
     return out
 

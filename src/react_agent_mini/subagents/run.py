@@ -147,7 +147,7 @@ class SubagentRunner:
         provider = build_provider(msgspec.structs.replace(parts.config, model=model))
 
         def call_model(request: ModelRequest) -> AsyncIterator[ModelEvent]:
-            return stream_with_retry(lambda: provider.stream(request), parts.retry)
+            return stream_with_retry(lambda: provider.stream(request), parts.retry, request=request)
 
         return call_model, provider
 

@@ -1,6 +1,7 @@
 """Run the tool calls of one assistant message: every tool_use gets exactly one tool_result, in order.
 
-For each call: known tool? arguments a JSON object? valid for the schema? PreToolUse hooks (which may block it,
+For each call: known tool? arguments a JSON object? only fields the tool takes, valid for its schema? (What the
+model is told when not, so its next try can be right: `call_errors.py`.) PreToolUse hooks (which may block it,
 change its input, or allow or ask for it)? permitted (by the `CanUseTool` the run is handed: `approval.py`)? then
 run it, and PostToolUse hooks (which may add to or replace what the model reads). Any failure at any step is an
 error result the model can read, never an exception out of here. Consecutive concurrency-safe calls run in
@@ -22,6 +23,7 @@ from ..events import Notice, ToolFinished, ToolProgress, ToolStarted
 from ..hooks import Hooks
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..trace import trace
+from . import call_errors
 from .approval import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
 from .observed import observed
@@ -145,10 +147,11 @@ async def _prepare(use: ToolUseBlock, run: ToolRun) -> _Ready | ToolOutput:
         return ToolOutput(SKIPPED, is_error=True)
     tool = run.registry.get(use.name)
     if tool is None:
-        available = ", ".join(run.registry.names()) or "(none)"
-        return ToolOutput(f"Unknown tool: {use.name}. Available tools: {available}.", is_error=True)
+        return ToolOutput(call_errors.unknown_tool(use.name, run.registry.names(), use.input_error), is_error=True)
     if use.input_error:
-        return ToolOutput(f"Invalid input for {use.name}: {use.input_error}. Send the call again.", is_error=True)
+        return ToolOutput(call_errors.unreadable_arguments(tool, use.name, use.input_error), is_error=True)
+    if unknown := call_errors.unknown_fields(tool, use.input):  # the model's own mistake (not a hook's input)
+        return ToolOutput(f"Invalid input for {use.name}: {unknown}", is_error=True)
     raw: Mapping[str, Any] = use.input
     args = _validated(tool, use.name, raw)
     if isinstance(args, ToolOutput):

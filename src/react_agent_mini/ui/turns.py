@@ -1,5 +1,6 @@
 """Turn control: the REPL's work — a turn or a slash command — run so that Ctrl+C stops it, and a turn shown while
-it runs (its live display, the permission prompts it asks, the status line after it).
+it runs (its live display, the permission prompts it asks and the question when the model repeats a call, the
+status line after it).
 
 Ctrl+C during a turn (or a command): the first press aborts it — the model stream, running tools and their
 subprocesses — and the history stays valid; a second press while it is still winding down exits (130); a third,
@@ -24,6 +25,7 @@ from .terminal import TerminalModes, drop_typeahead
 if TYPE_CHECKING:
     from ..host import SessionHost, TurnScope
     from ..messages import Message, ToolUseBlock
+    from ..model_faults.doom_loop import RepeatedCall
     from ..permissions.policy import Answer, PermissionRequest
     from .permission_prompt import PermissionPrompt
     from .prompt_base import Input
@@ -151,6 +153,7 @@ class TurnControl:
         view = TurnView(self.printer.console, self._describe, built.session.context.cwd)
         self.view = view
         terminal = Terminal("error", 0, "the turn ended without a result")
+        built.session.deps.confirm_repeat = self.ask_repeat  # the model repeating a call: asked here
         with self.terminal.quiet_during_turn():
             view.start()
             try:
@@ -196,6 +199,18 @@ class TurnControl:
             if answer == "no" and self.view is not None:
                 self.view.declined = request.summary
             return answer
+
+    async def ask_repeat(self, repeated: RepeatedCall) -> bool:
+        """Whether to let the model go on making the same call (`ui/repeat_prompt.py`), one prompt at a time."""
+        from .repeat_prompt import ask_repeat
+
+        prompt = self._prompt()
+        if prompt is None:
+            return False
+        async with self._permission_lock:
+            return await ask_repeat(
+                repeated, self.printer.console, prompt.ask_key, self._paused_for_prompt, self._interrupt_turn
+            )
 
     def _permission(self) -> PermissionPrompt:
         if self._permission_prompt is None:

@@ -69,6 +69,8 @@ def _add_file(found: Collected, file: TranscriptFile, day_of: LocalDay, since: s
     by = found.by
     groups: dict[tuple[str, str], list[int]] = {}
     """(model, day) → [calls, input, output, cache writes, cache reads]: a file's calls, added up first."""
+    billed: dict[tuple[str, str], list[float]] = {}
+    """(model, day) → [dollars, *counts] of the calls whose provider said what it billed."""
     for call in usage.calls:
         day = day_of(call.ts or started)
         if (since and day < since) or (until and day > until):
@@ -83,9 +85,17 @@ def _add_file(found: Collected, file: TranscriptFile, day_of: LocalDay, since: s
         counts[2] += tokens.output_tokens
         counts[3] += tokens.cache_creation_input_tokens
         counts[4] += tokens.cache_read_input_tokens
+        if tokens.cost_usd is not None:
+            said = billed.setdefault(group, [0.0] * 6)
+            said[0] += tokens.cost_usd
+            said[1] += 1
+            said[2] += tokens.input_tokens
+            said[3] += tokens.output_tokens
+            said[4] += tokens.cache_creation_input_tokens
+            said[5] += tokens.cache_read_input_tokens
     for (model, day), counts in groups.items():
         key = day if by == "day" else file.slug if by == "project" else model if by == "model" else file.session_id
         tally = found.rows.get(key)
         if tally is None:
             tally = found.rows[key] = Tally()
-        tally.add_counts(model, counts, file.session_id, file.slug, day)
+        tally.add_counts(model, counts, file.session_id, file.slug, day, billed.get((model, day)))

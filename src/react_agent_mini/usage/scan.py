@@ -31,10 +31,16 @@ class Counts(msgspec.Struct):
     output_tokens: Count = 0
     cache_creation_input_tokens: Count = 0
     cache_read_input_tokens: Count = 0
+    cost_usd: float | None = None
+    """What the provider billed for the call, when it said (OpenRouter); else the list price applies."""
 
     def usage(self) -> Usage:
         return Usage(
-            self.input_tokens, self.output_tokens, self.cache_read_input_tokens, self.cache_creation_input_tokens
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_input_tokens,
+            self.cache_creation_input_tokens,
+            cost_usd=self.cost_usd,
         )
 
 

@@ -23,39 +23,42 @@ BY: tuple[By, ...] = ("day", "project", "model", "session")
 class Tally:
     """The calls of one row: tokens per model, and the sessions and days they came from."""
 
-    __slots__ = ("days", "per_model", "projects", "sessions")
+    __slots__ = ("billed", "days", "per_model", "projects", "sessions")
 
     def __init__(self) -> None:
         self.per_model: dict[str, list[int]] = {}
         """model → [calls, input, output, cache write, cache read]."""
+        self.billed: dict[str, list[float]] = {}
+        """model → [dollars, calls, input, output, cache write, cache read] of the calls whose provider said what it
+        billed (OpenRouter): those are costed at what it said, the rest at list price."""
         self.sessions: set[str] = set()
         self.projects: set[str] = set()
         self.days: set[str] = set()
 
     def add(self, usage: Counts, model: str, session: str, project: str, day: str) -> None:
         """One call of `model` that read and wrote `usage`."""
-        counts = [1, usage.input_tokens, usage.output_tokens]
-        self.add_counts(
-            model, [*counts, usage.cache_creation_input_tokens, usage.cache_read_input_tokens], session, project, day
-        )
+        counts = [1, usage.input_tokens, usage.output_tokens, usage.cache_creation_input_tokens]
+        counts.append(usage.cache_read_input_tokens)
+        billed = None if usage.cost_usd is None else [usage.cost_usd, *counts]
+        self.add_counts(model, counts, session, project, day, billed)
 
-    def add_counts(self, model: str, counts: list[int], session: str, project: str, day: str) -> None:
-        """Calls of `model`: [calls, input, output, cache writes, cache reads]."""
-        mine = self.per_model.get(model)
-        if mine is None:
-            self.per_model[model] = list(counts)
-        else:
-            for i, value in enumerate(counts):
-                mine[i] += value
+    def add_counts(
+        self, model: str, counts: list[int], session: str, project: str, day: str, billed: list[float] | None = None
+    ) -> None:
+        """Calls of `model`: [calls, input, output, cache writes, cache reads]; `billed`: [dollars, *counts] of those
+        of them whose provider said what it billed."""
+        _add(self.per_model.setdefault(model, [0, 0, 0, 0, 0]), counts)
+        if billed is not None and billed[1]:
+            _add(self.billed.setdefault(model, [0.0] * 6), billed)
         self.sessions.add(session)
         self.projects.add(project)
         self.days.add(day)
 
     def merge(self, other: Tally) -> None:
         for model, counts in other.per_model.items():
-            mine = self.per_model.setdefault(model, [0, 0, 0, 0, 0])
-            for i, value in enumerate(counts):
-                mine[i] += value
+            _add(self.per_model.setdefault(model, [0, 0, 0, 0, 0]), counts)
+        for model, billed in other.billed.items():
+            _add(self.billed.setdefault(model, [0.0] * 6), billed)
         self.sessions |= other.sessions
         self.projects |= other.projects
         self.days |= other.days
@@ -99,9 +102,15 @@ class Tally:
         total: float | None = None
         unpriced = 0
         for model, counts in sorted(self.per_model.items()):
-            dollars = cost_usd(model, Usage(counts[1], counts[2], counts[4], counts[3]))
+            billed = self.billed.get(model, [0.0] * 6)
+            if billed[1]:
+                total = (total or 0.0) + billed[0]
+            rest = [int(count - done) for count, done in zip(counts, billed[1:], strict=True)]
+            if not rest[0]:
+                continue
+            dollars = cost_usd(model, Usage(rest[1], rest[2], rest[4], rest[3]))
             if dollars is None:
-                unpriced += counts[0]
+                unpriced += rest[0]
             else:
                 total = (total or 0.0) + dollars
         return total, unpriced
@@ -156,3 +165,8 @@ def total_of(tallies: Iterable[Tally]) -> Tally:
     for tally in tallies:
         whole.merge(tally)
     return whole
+
+
+def _add(into: list[Any], values: list[Any]) -> None:
+    for i, value in enumerate(values):
+        into[i] += value
