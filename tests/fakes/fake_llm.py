@@ -612,6 +612,11 @@ class FakeLLMServer:
         with self._cond:
             self._queue.extend(scripts)
 
+    def drop_queue(self) -> None:
+        """Forget the scripts not yet asked for."""
+        with self._cond:
+            self._queue.clear()
+
     def set_responder(self, fn: Callable[[RecordedRequest], Script] | None) -> None:
         with self._cond:
             self._responder = fn
