@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
+from .provider_registry import flag_choices
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -137,9 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p", "--print", dest="pipe", action="store_true", help="non-interactive: read the task from stdin"
     )
-    parser.add_argument(
-        "--provider", choices=["openai", "anthropic"], help="model API to use (default: whichever key is set)"
-    )
+    parser.add_argument("--provider", choices=flag_choices(), help="model API to use (default: whichever key is set)")
     parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
     parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
     parser.add_argument("--max-turns", type=int, default=20, metavar="N", help="stop after N model calls (default 20)")

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
+from ..provider_registry import flag_choices
 from .wire import ProtocolFds, claim_stdio
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -29,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim, JetBrains, Emacs).",
         epilog='In Zed\'s settings.json: {"agent_servers": {"ram": {"command": "ram", "args": ["acp"]}}}',
     )
-    parser.add_argument("--provider", choices=["openai", "anthropic"], help="model API (default: whichever key is set)")
+    parser.add_argument("--provider", choices=flag_choices(), help="model API (default: whichever key is set)")
     parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
     parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
     parser.add_argument("--permission-mode", choices=MODES, help="the mode sessions start in")

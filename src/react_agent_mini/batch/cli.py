@@ -37,6 +37,7 @@ interrupted (Ctrl+C, SIGTERM; run again to go on)
 
 def build_parser() -> argparse.ArgumentParser:
     from ..claude_flags import SDK_PERMISSION_MODES
+    from ..provider_registry import flag_choices
 
     parser = argparse.ArgumentParser(
         prog="ram batch",
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="time limit per task (default: none)")
     parser.add_argument("--max-cost", type=float, metavar="USD", help="stop the batch once it has spent this much")
     parser.add_argument("--retry-failed", action="store_true", help="run again the tasks whose result is not completed")
-    parser.add_argument("--provider", choices=["openai", "anthropic"], help="model API (default: whichever key is set)")
+    parser.add_argument("--provider", choices=flag_choices(), help="model API (default: whichever key is set)")
     parser.add_argument("--model", help="model id for tasks that do not name one")
     parser.add_argument("--mock", action="store_true", help="the offline scripted demo model")
     parser.add_argument("--model-name", metavar="NAME", help="model_name_or_path in preds.json (default: the model id)")

@@ -22,7 +22,7 @@ import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -35,9 +35,12 @@ from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..permissions.rules import PermissionMode
 from ..pricing import cost_usd
 from ..session_lock import SessionInUse
-from .options import ProviderName, provider_config, session_options
+from .options import provider_config, session_options
 from .permission import CanUseTool, PermissionAsked, PermissionDecided, callback_asker, deny_unasked
 from .results import AgentEvent, Result, TurnRecord
+
+if TYPE_CHECKING:
+    from ..provider_registry import ProviderName
 
 
 class _Failed(msgspec.Struct, frozen=True):
@@ -60,7 +63,7 @@ class Agent:
         self,
         *,
         cwd: str | os.PathLike[str] = ".",
-        provider: ProviderName | None = None,
+        provider: ProviderName | str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -355,7 +358,7 @@ def run(
     prompt: str,
     *,
     cwd: str | os.PathLike[str] = ".",
-    provider: ProviderName | None = None,
+    provider: ProviderName | str | None = None,
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,

@@ -11,26 +11,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any
 
-from .. import session_lock, transcript
+from .. import provider_registry, session_lock, transcript
 from ..app import SessionOptions
-from ..config import NO_KEY_MESSAGE, ConfigError, ProviderConfig, resolve_provider
+from ..config import ConfigError, ProviderConfig, either, key_choices, no_key_message, resolve_provider
 from ..function_tools import FunctionTool
 from ..ids import new_uuid
 from ..permissions.configured import PermissionOptions
 from ..permissions.rules import PERMISSION_MODES, PermissionMode, RuleError, parse_rule, split_rule_list
+from ..provider_registry import MOCK
 
-ProviderName: TypeAlias = Literal["openai", "anthropic", "mock"]
+if TYPE_CHECKING:
+    from ..provider_registry import ProviderName as ProviderName  # the built-in names, for editors
 
 RESERVED_NAMES = frozenset({"Skill", "ListMcpResourcesTool", "ReadMcpResourceTool"})
 """Built-in tools that join the table after the caller's (the other built-in names are checked once it is made)."""
-
-LIBRARY_NO_KEY_MESSAGE = (
-    "No API key found: pass api_key= to Agent (with provider= and base_url= for another endpoint), or set "
-    "OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with OPENAI_BASE_URL) or "
-    'ANTHROPIC_API_KEY; provider="mock" runs the offline scripted demo.'
-)
 
 
 def provider_config(
@@ -42,43 +38,45 @@ def provider_config(
     api_key: str | None,
 ) -> ProviderConfig:
     """The provider `env` gives, with the arguments that are set put over it."""
-    if provider is not None and provider not in ("openai", "anthropic", "mock"):
-        raise ConfigError(f"provider must be 'openai', 'anthropic' or 'mock', got {provider!r}")
+    if provider is not None and provider_registry.get(provider) is None:
+        choices = either(repr(name) for name in provider_registry.names())
+        raise ConfigError(f"provider must be {choices}, got {provider!r}")
     given = dict(env)
     kind = provider
     if kind is None and (base_url is not None or api_key is not None):
         kind = _kind_from(given)  # the endpoint and key are for the provider the environment picks
-    if kind is not None and kind != "mock":
+    if kind is not None and kind != MOCK:
         given.pop("QUERY_MOCK", None)  # an explicit choice wins over the demo switch
-    if kind == "openai":
-        _put(given, "OPENAI_BASE_URL", base_url)
-        _put(given, "OPENAI_API_KEY", api_key)
-    elif kind == "anthropic":
-        _put(given, "ANTHROPIC_BASE_URL", base_url)
+    spec = provider_registry.get(kind) if kind is not None else None
+    if spec is not None and not spec.offline:
+        if base_url is not None:
+            given[spec.base_url_variable] = base_url
         if api_key is not None:
-            given["ANTHROPIC_API_KEY"] = api_key
-            given.pop("ANTHROPIC_AUTH_TOKEN", None)  # the key given is the one to send
+            given[spec.key_variable] = api_key
+            if spec.token_variable:
+                given.pop(spec.token_variable, None)  # the key given is the one to send
     try:
         return resolve_provider(given, provider=kind, model=model)
     except ConfigError as exc:
         message = str(exc)
-        if message == NO_KEY_MESSAGE:
-            message = LIBRARY_NO_KEY_MESSAGE
+        if message == no_key_message():
+            message = library_no_key_message()
         message = message.replace("is not set", "is not set and no api_key= was given")
         raise ConfigError(message.replace("`--mock`", 'provider="mock"')) from None
 
 
-def _kind_from(env: Mapping[str, str]) -> ProviderName:
-    if env.get("OPENAI_API_KEY", "").strip():
-        return "openai"
-    if env.get("ANTHROPIC_API_KEY", "").strip() or env.get("ANTHROPIC_AUTH_TOKEN", "").strip():
-        return "anthropic"
-    return "openai"
+def library_no_key_message() -> str:
+    """The one line for no provider at all, in the library's words."""
+    return (
+        "No API key found: pass api_key= to Agent (with provider= and base_url= for another endpoint), or set "
+        f'{key_choices()}; provider="mock" runs the offline scripted demo.'
+    )
 
 
-def _put(env: dict[str, str], name: str, value: str | None) -> None:
-    if value is not None:
-        env[name] = value
+def _kind_from(env: Mapping[str, str]) -> str:
+    """The provider whose key (or token) `env` sets first, else the first that makes requests."""
+    online = [spec for spec in provider_registry.providers() if not spec.offline]
+    return next((spec.name for spec in online if spec.has_credentials(env)), online[0].name)
 
 
 def session_options(

@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from ..credentials import PROVIDER_CREDENTIALS, SEARCH_CREDENTIALS
+from ..credentials import own_credentials
 
 PR_SET_DUMPABLE = 4
 """prctl(2)'s option for the flag that says whether a process dumps core and can be read through /proc and ptrace."""
@@ -54,7 +54,7 @@ def credential_variables(cwd: Path, env: Mapping[str, str]) -> frozenset[str]:
     reports them)."""
     from ..mcp.config import config_files
 
-    names = set(PROVIDER_CREDENTIALS | SEARCH_CREDENTIALS)
+    names = set(own_credentials())
     for path, _scope, _named in config_files(cwd, env):
         try:
             data: Any = msgspec.json.decode(path.read_bytes())
