@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
+from .permission_modes import is_sdk_only, modes_help
 from .provider_registry import flag_choices
 
 if TYPE_CHECKING:
@@ -152,9 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--permission-mode",
         choices=SDK_PERMISSION_MODES,
-        help="default: ask before changes (headless: deny); acceptEdits: allow edits inside the workspace; "
-        "plan: read-only; bypassPermissions: allow everything not denied by a rule; dontAsk: deny what would "
-        "be asked, even with a driving program; auto: as default",
+        help=modes_help(),
     )
     parser.add_argument(
         "--allowed-tools",
@@ -478,7 +477,7 @@ def _permission_options(args: argparse.Namespace) -> PermissionOptions:
     from .permissions.configured import PermissionOptions
 
     mode = args.permission_mode
-    if mode in ("dontAsk", "auto"):  # the SDK's modes: our default mode (dontAsk also asks nobody)
+    if is_sdk_only(mode):  # the SDK's modes: our default mode (dontAsk also asks nobody)
         mode = "default"
     return PermissionOptions(
         mode,

@@ -17,10 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
+from ..permission_modes import PERMISSION_MODES
 from ..provider_registry import flag_choices
 from .wire import ProtocolFds, claim_stdio
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+MODES = PERMISSION_MODES
 """The permission modes a session may start in (`options.MODES` has their names; it loads the protocol's schema)."""
 
 

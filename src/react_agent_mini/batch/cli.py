@@ -132,6 +132,7 @@ def _build(args: argparse.Namespace) -> Any:
 
     from ..claude_flags import FlagError, setting_sources
     from ..config import ConfigError, resolve_provider
+    from ..permission_modes import is_sdk_only
     from ..permissions.configured import PermissionOptions
     from ..permissions.rules import PermissionMode
     from .run import BatchOptions
@@ -142,7 +143,7 @@ def _build(args: argparse.Namespace) -> Any:
         provider = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
     except (FlagError, ConfigError) as exc:
         raise ValueError(str(exc)) from None
-    mode: PermissionMode = "default" if args.permission_mode in ("dontAsk", "auto") else args.permission_mode
+    mode: PermissionMode = "default" if is_sdk_only(args.permission_mode) else args.permission_mode
     permissions = PermissionOptions(
         mode,
         tuple(args.allowed_tools),
