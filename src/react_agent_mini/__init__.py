@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from .function_tools import FunctionTool, tool
     from .library.agent import Agent, run
+    from .library.options import AgentOptions
     from .library.permission import Allow, CanUseTool, Deny, PermissionAsked, PermissionDecided, PermissionResult
     from .library.results import AgentEvent, PermissionDenial, Result, StopReason
     from .messages import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "Agent": "library.agent",
     "run": "library.agent",
+    "AgentOptions": "library.options",
     "Allow": "library.permission",
     "Deny": "library.permission",
     "CanUseTool": "library.permission",
@@ -84,6 +86,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Agent",
     "AgentEvent",
+    "AgentOptions",
     "Allow",
     "AssistantTurn",
     "CanUseTool",

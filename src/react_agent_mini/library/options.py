@@ -1,5 +1,9 @@
 """From `Agent(...)`'s arguments to what a session is built from: a `ProviderConfig` and `SessionOptions`.
 
+`AgentOptions` is the one list of those arguments, each with its type and what it means: `Agent(...)` and
+`run(prompt, ...)` both take it as keywords (`**options: Unpack[AgentOptions]`), so a type checker and an editor
+see every argument of both, and an argument added here is taken by both.
+
 Arguments left unset come from the environment and the settings files, as for the CLI; those given win. The
 environment is read, never changed: the provider is resolved from a copy with the arguments put in. Everything that
 can be checked without opening the session is checked here, so a bad argument raises `ConfigError` (one line
@@ -11,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import provider_registry, session_lock, transcript
 from ..app import SessionOptions
@@ -24,6 +28,97 @@ from ..provider_registry import MOCK
 
 if TYPE_CHECKING:
     from ..provider_registry import ProviderName as ProviderName  # the built-in names, for editors
+    from .permission import CanUseTool
+
+
+class AgentOptions(TypedDict, total=False):
+    """What `Agent(...)` and `run(prompt, ...)` take, all by keyword and all optional (the claude-agent-sdk's
+    `ClaudeAgentOptions`, as keywords). `AgentOptions(cwd=".", model="m")` is a dict of them: `Agent(**options)`."""
+
+    cwd: str | os.PathLike[str]
+    """The workspace: where tools read, write and run commands, and whose settings and sessions count (default
+    `.`)."""
+    provider: ProviderName | str | None
+    """`openai` (any OpenAI-compatible API), `anthropic`, `mock` (the offline demo model), or a provider added to
+    `provider_registry`; None: as the environment says (OPENAI_API_KEY first, then ANTHROPIC_API_KEY)."""
+    model: str | None
+    """The model id; None: OPENAI_MODEL / ANTHROPIC_MODEL, else the provider's default."""
+    base_url: str | None
+    """The endpoint; None: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's default."""
+    api_key: str | None
+    """The key; None: OPENAI_API_KEY / ANTHROPIC_API_KEY."""
+    permission_mode: PermissionMode | None
+    """`default`, `acceptEdits`, `plan` (read-only) or `bypassPermissions`; None: the settings files'
+    `defaultMode`, else `default`."""
+    allowed_tools: str | Sequence[str]
+    """Allow rules in Claude Code's syntax: `"Read"`, `"Edit(src/**)"`, `"Bash(git diff:*)"`, or the name of one of
+    `tools`."""
+    disallowed_tools: str | Sequence[str]
+    """Deny rules, same syntax; they beat everything, even bypassPermissions."""
+    can_use_tool: CanUseTool | None
+    """`(tool_name, tool_input) -> Allow() | Deny(...)`, sync or async: asked where a person would be; None: such
+    calls are denied (the model reads how to allow them)."""
+    system_prompt: str | None
+    """Replaces ram's base instructions (project instructions, memory and skills still follow)."""
+    append_system_prompt: str | None
+    """Added at the end of the system prompt."""
+    tools: Sequence[Callable[..., Any] | FunctionTool]
+    """Python functions the model may call (see `function_tools`); they need permission unless marked
+    `@tool(read_only=True)` or named in `allowed_tools`."""
+    mcp_servers: Mapping[str, Any] | None
+    """MCP servers in `.mcp.json`'s shape, `{name: {"command": ..., "args": [...]}}`, added to the project's (and
+    winning over them on a name clash)."""
+    max_turns: int
+    """Model calls allowed per `run` (default 20)."""
+    resume: str | None
+    """Continue the saved session of `cwd` with this id (or unique id prefix)."""
+    trust_project: bool | None
+    """Whether `cwd`'s own hooks, `.mcp.json` servers, allow rules, `defaultMode: acceptEdits` and custom commands'
+    `allowed-tools` apply: None as the user's trust says (`ram trust`); True: they all do (you vouch for the
+    folder); False: none of them, whatever the user trusted. Its deny and ask rules, CLAUDE.md and skills apply in
+    every case."""
+
+
+DEFAULT_MAX_TURNS = 20
+
+
+class Resolved(TypedDict):
+    """What `resolve` makes of an `AgentOptions`."""
+
+    config: ProviderConfig
+    options: SessionOptions
+    can_use_tool: CanUseTool | None
+
+
+def resolve(given: Mapping[str, Any], env: Mapping[str, str], caller: str = "Agent") -> Resolved:
+    """The provider and session `given` (an `AgentOptions`) describes: TypeError for an argument `AgentOptions`
+    does not have (as Python's own for an unknown keyword), ConfigError for one that cannot be used."""
+    unknown = [name for name in given if name not in AgentOptions.__optional_keys__]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    config = provider_config(
+        env,
+        provider=given.get("provider"),
+        model=given.get("model"),
+        base_url=given.get("base_url"),
+        api_key=given.get("api_key"),
+    )
+    options = session_options(
+        env,
+        cwd=given.get("cwd", "."),
+        max_turns=given.get("max_turns", DEFAULT_MAX_TURNS),
+        permission_mode=given.get("permission_mode"),
+        allowed_tools=given.get("allowed_tools", ()),
+        disallowed_tools=given.get("disallowed_tools", ()),
+        system_prompt=given.get("system_prompt"),
+        append_system_prompt=given.get("append_system_prompt"),
+        tools=given.get("tools", ()),
+        mcp_servers=given.get("mcp_servers"),
+        resume=given.get("resume"),
+        trust_project=given.get("trust_project"),
+    )
+    return Resolved(config=config, options=options, can_use_tool=given.get("can_use_tool"))
+
 
 RESERVED_NAMES = frozenset({"Skill", "ListMcpResourcesTool", "ReadMcpResourceTool"})
 """Built-in tools that join the table after the caller's (the other built-in names are checked once it is made)."""
