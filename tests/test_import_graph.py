@@ -45,7 +45,8 @@ left): any cycle at all now fails."""
 
 
 FUNCTION_LEVEL_EXCEPTIONS: dict[tuple[str, str], str] = {
-    # Knot 1: {config, mcp, permissions, providers, tools, web} with compact, hooks, trust and custom_commands.
+    # Knot 1: {config, mcp, permissions, providers, tools, web} with compact, hooks, trust and custom_commands. (The
+    # tool runner imports `hooks` for the type checker only: tools -> hooks -> compact -> tools is no cycle.)
     ("tools", "mcp"): "tools.shell_env -> mcp.config: the credentials withheld from a command include the variables "
     "remote MCP servers' `url`s and `headers` name, read from the MCP config files",
     ("tools", "config"): "tools.web_fetch -> config: WebFetch resolves the provider its page summaries are asked of "
@@ -54,9 +55,7 @@ FUNCTION_LEVEL_EXCEPTIONS: dict[tuple[str, str], str] = {
     "the web package, which asks a model (web.answer -> providers -> tools.spec); same as above",
     ("web", "permissions"): "web.search_config -> permissions.settings: the search backend is chosen in the "
     "settings files, which permissions.settings reads (a settings part below both would remove it)",
-    ("hooks", "compact"): "hooks -> compact.hook_context, compact.tokens: PreCompact's input and the context figures "
-    "a hook is shown, while compact -> tools -> hooks (tools.runner runs PreToolUse) at module level",
-    ("trust", "command_hooks"): "trust.inventory -> command_hooks.config: `ram trust` lists everything a project "
+    ("trust", "hooks"): "trust.inventory -> hooks.command.config: `ram trust` lists everything a project "
     "brings that needs trust; the inventory sits above what it lists, trust.items and trust.gate below it",
     ("trust", "custom_commands"): "trust.inventory -> custom_commands.*: as above",
     ("trust", "mcp"): "trust.inventory -> mcp.config: as above",
@@ -92,18 +91,19 @@ def unexplained_part_cycles(graphs: Mapping[Kind, Graph], exceptions: Mapping[tu
 
 
 def stale_exceptions(graphs: Mapping[Kind, Graph], exceptions: Mapping[tuple[str, str], str]) -> list[tuple[str, str]]:
-    """The entries of `exceptions` that no longer close a cycle between parts (or are no function-level edge)."""
-    knots = [set(members) for members in components(part_graph(_run_time(graphs)))]
+    """The entries of `exceptions` that are no function-level edge between two parts, or that no cycle needs: the
+    others leave no cycle without them."""
     function_only = {
         (_part(source), _part(target))
         for source, targets in graphs["function"].items()
         for target in targets - graphs["module"][source]
     }
     stale: list[tuple[str, str]] = []
-    for a, b in exceptions:
-        source, target = f"{PACKAGE}.{a}", f"{PACKAGE}.{b}"
-        if (source, target) not in function_only or not any(source in knot and target in knot for knot in knots):
-            stale.append((a, b))
+    for entry in exceptions:
+        others = {key: why for key, why in exceptions.items() if key != entry}
+        edge = (f"{PACKAGE}.{entry[0]}", f"{PACKAGE}.{entry[1]}")
+        if edge not in function_only or not unexplained_part_cycles(graphs, others):
+            stale.append(entry)
     return stale
 
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
         ToolStarted,
     )
     from .function_tools import FunctionTool, tool
+    from .hooks.runner import HookOutput
+    from .hooks.typed import AgentHooks
     from .library.agent import Agent, run
     from .library.options import AgentOptions
     from .library.permission import Allow, CanUseTool, Deny, PermissionAsked, PermissionDecided, PermissionResult
@@ -60,6 +62,8 @@ _EXPORTS: dict[str, str] = {
     "PermissionDenial": "library.results",
     "StopReason": "library.results",
     "ConfigError": "config",
+    "AgentHooks": "hooks.typed",
+    "HookOutput": "hooks.runner",
     "FunctionTool": "function_tools",
     "tool": "function_tools",
     "TextDelta": "events",
@@ -86,6 +90,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Agent",
     "AgentEvent",
+    "AgentHooks",
     "AgentOptions",
     "Allow",
     "AssistantTurn",
@@ -96,6 +101,7 @@ __all__ = [
     "Deny",
     "Followup",
     "FunctionTool",
+    "HookOutput",
     "Message",
     "Notice",
     "PermissionAsked",

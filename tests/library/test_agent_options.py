@@ -33,6 +33,7 @@ def test_agent_and_run_take_agent_options_and_nothing_else() -> None:
         (options,) = [p for p in inspect.signature(function).parameters.values() if p.kind is p.VAR_KEYWORD]
         assert options.annotation == "Unpack[AgentOptions]"
     keys = AgentOptions.__optional_keys__
-    assert AgentOptions.__required_keys__ == frozenset() and len(keys) == 16 and "can_use_tool" in keys
+    assert AgentOptions.__required_keys__ == frozenset() and len(keys) == 17
+    assert {"hooks", "can_use_tool", "trust_project"} <= keys
     assert DEFAULT_MAX_TURNS == 20
     assert react_agent_mini.AgentOptions is AgentOptions

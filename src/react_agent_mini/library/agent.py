@@ -28,6 +28,7 @@ import msgspec
 
 from ..config import ConfigError
 from ..events import Notice
+from ..hooks import Hooks
 from ..host import SessionHost
 from ..messages import Message, Usage
 from ..permissions.configured import HEADLESS_FAIL_CLOSED
@@ -60,6 +61,7 @@ class Agent:
         resolved = resolve(options, os.environ)
         self._config, self._options = resolved["config"], resolved["options"]
         self._can_use_tool = resolved["can_use_tool"]
+        self._hooks = resolved["hooks"]
         self._session_id = self._options.session_id or (self._options.resume.stem if self._options.resume else "")
         self._host: SessionHost | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -117,6 +119,14 @@ class Agent:
     ) -> None:
         await self.aclose()
 
+    def _given_hooks(self) -> Hooks | None:
+        """The typed hooks given as `Agent(hooks=...)`, as the session's hooks (None: none given)."""
+        if self._hooks is None:
+            return None
+        from ..hooks.typed import hook_entries
+
+        return Hooks(hook_entries(self._hooks))
+
     async def _open(self) -> SessionHost:
         if self._closed:
             raise RuntimeError("this Agent is closed")
@@ -127,7 +137,7 @@ class Agent:
             return self._host
         asker = deny_unasked if self._can_use_tool is None else callback_asker(self._can_use_tool, self._emit)
         try:
-            host = SessionHost.build(self._config, self._options, asker=asker)
+            host = SessionHost.build(self._config, self._options, asker=asker, hooks=self._given_hooks())
         except SessionInUse as exc:
             raise ConfigError(str(exc)) from None
         problem = _setup_problem(host, self._options.extra_tools)

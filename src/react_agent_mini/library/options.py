@@ -27,6 +27,7 @@ from ..permissions.rules import PERMISSION_MODES, PermissionMode, RuleError, par
 from ..provider_registry import MOCK
 
 if TYPE_CHECKING:
+    from ..hooks.typed import AgentHooks
     from ..provider_registry import ProviderName as ProviderName  # the built-in names, for editors
     from .permission import CanUseTool
 
@@ -58,6 +59,9 @@ class AgentOptions(TypedDict, total=False):
     can_use_tool: CanUseTool | None
     """`(tool_name, tool_input) -> Allow() | Deny(...)`, sync or async: asked where a person would be; None: such
     calls are denied (the model reads how to allow them)."""
+    hooks: AgentHooks | None
+    """Typed hooks: an instance of an `AgentHooks` subclass, whose `on_*` methods run at the session's hook points
+    (`on_pre_tool_use`, `on_stop`, ...) beside the settings files' command hooks, with the same semantics."""
     system_prompt: str | None
     """Replaces ram's base instructions (project instructions, memory and skills still follow)."""
     append_system_prompt: str | None
@@ -88,6 +92,7 @@ class Resolved(TypedDict):
     config: ProviderConfig
     options: SessionOptions
     can_use_tool: CanUseTool | None
+    hooks: AgentHooks | None
 
 
 def resolve(given: Mapping[str, Any], env: Mapping[str, str], caller: str = "Agent") -> Resolved:
@@ -117,7 +122,13 @@ def resolve(given: Mapping[str, Any], env: Mapping[str, str], caller: str = "Age
         resume=given.get("resume"),
         trust_project=given.get("trust_project"),
     )
-    return Resolved(config=config, options=options, can_use_tool=given.get("can_use_tool"))
+    hooks = given.get("hooks")
+    if hooks is not None:
+        from ..hooks.typed import AgentHooks
+
+        if not isinstance(hooks, AgentHooks):
+            raise ConfigError(f"hooks: expected an instance of an AgentHooks subclass, got {hooks!r}")
+    return Resolved(config=config, options=options, can_use_tool=given.get("can_use_tool"), hooks=hooks)
 
 
 RESERVED_NAMES = frozenset({"Skill", "ListMcpResourcesTool", "ReadMcpResourceTool"})
