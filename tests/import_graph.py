@@ -7,16 +7,17 @@ is an edge of one of three kinds, by where the statement sits:
 * function — inside a function: it runs when the function is first called (the package's lazy imports);
 * type — under `if TYPE_CHECKING:`: it never runs, only the type checker follows it.
 
-`from .pkg import name` is an edge to `pkg.name` when that is a module, else to `pkg`. Importing `a.b.c` also runs
-the `__init__` of `a` and `a.b`, so those packages are targets too — except the importer's own packages, which are
-already being imported when it runs. Imports by name at run time (`importlib.import_module`, as the package's own
-lazy exports do) are not statements and are not seen.
+`from .pkg import name` is an edge to `pkg.name` when that is a module, else to `pkg`; in a folder without an
+`__init__.py` (`permissions/bash/`), `from . import name` is an edge to the module `name`. Importing `a.b.c` also
+runs the `__init__` of `a` and `a.b`, so those packages are targets too — except the importer's own packages, which
+are already being imported when it runs (a folder without `__init__.py` has none to run). Imports by name at run
+time (`importlib.import_module`, as the package's own lazy exports do) are not statements and are not seen.
 
 Cycles are the strongly connected components of the graph: first of the module-level edges alone (what can fail
 with a half-initialised module at import time), then of module and function edges together, listing only the
 cycles a function-level edge closes, then with type-only edges too. Last, the same module-level edges between the
-package's top-level parts (`tools`, `permissions`, `cli`, ...): two parts that import each other are one part in
-all but name, even when no two modules do.
+package's top-level parts (`tools`, `permissions`, `cli`, ...), and the module and function edges between them: two
+parts that import each other are one part in all but name, even when no two modules do.
 
 `.venv/bin/python -m tests.import_graph` prints the report; `tests/test_import_graph.py` asserts that the
 module-level graph has no cycle, and that every cycle of the whole graph and between the parts is one it lists
@@ -87,9 +88,12 @@ def _targets(
         prefix = ".".join(base + ([node.module] if node.module else []))
     else:
         prefix = node.module or ""
+    # `from . import x` in a folder without `__init__.py` (a namespace package, as `permissions/bash/`): the folder
+    # is no module, yet `x` is one.
+    named = {f"{prefix}.{a.name}" for a in node.names if f"{prefix}.{a.name}" in modules}
     if prefix not in modules:
-        return set()
-    return {f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in modules else prefix for a in node.names}
+        return named
+    return named | ({prefix} if len(named) < len(node.names) else set())
 
 
 def _with_packages(importer: str, targets: Iterable[str]) -> set[str]:
@@ -112,7 +116,7 @@ def import_graph(root: Path = SOURCE) -> dict[Kind, Graph]:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for node, kind in _imports(tree):
             targets = _targets(name, path.name == "__init__.py", node, modules)
-            graphs[kind][name] |= _with_packages(name, targets) - {name}
+            graphs[kind][name] |= (_with_packages(name, targets) & modules.keys()) - {name}
     return graphs
 
 
@@ -242,9 +246,18 @@ def report(graphs: Mapping[Kind, Graph]) -> str:
             cycle = " -> ".join(map(_short, shortest_cycle(graph, members)))
             lines.append(f"  {len(members)} modules: {', '.join(map(_short, members))}")
             lines.append(f"    e.g. {cycle}")
-    parts = part_graph(module)
-    between = components(parts)
-    lines.append(f"cycles between the package's {len(parts)} top-level parts (module-level imports): {len(between)}")
+    for title, graph in layers[:2]:
+        parts = part_graph(graph)
+        between = components(parts)
+        lines.append(f"cycles between the package's {len(parts)} top-level parts ({title}): {len(between)}")
+        lines += _part_cycles(module, graph, parts, between)
+    return "\n".join(lines)
+
+
+def _part_cycles(module: Graph, graph: Graph, parts: Graph, between: list[list[str]]) -> list[str]:
+    """Each knot of parts, one cycle through it, and for each edge between two of its parts the imports that make
+    it (`(function)` after those only a function makes)."""
+    lines: list[str] = []
     for members in between:
         lines.append(f"  {', '.join(map(_short, members))}")
         lines.append(f"    e.g. {' -> '.join(map(_short, shortest_cycle(parts, members)))}")
@@ -252,16 +265,18 @@ def report(graphs: Mapping[Kind, Graph]) -> str:
             for target in sorted(parts[source] & set(members)):
                 edges = [
                     (m, t)
-                    for m, ts in module.items()
+                    for m, ts in graph.items()
                     if m.startswith(source + ".") or m == source
                     for t in ts
                     if t.startswith(target + ".") or t == target
                 ]
                 if any(t != target for _, t in edges):  # a package's own `__init__`, run on the way, adds nothing
                     edges = [(m, t) for m, t in edges if t != target]
-                why = sorted(f"{_short(m)} -> {_short(t)}" for m, t in edges)
+                why = sorted(
+                    f"{_short(m)} -> {_short(t)}" + ("" if t in module[m] else " (function)") for m, t in edges
+                )
                 lines.append(f"    {_short(source)} -> {_short(target)}: {', '.join(why)}")
-    return "\n".join(lines)
+    return lines
 
 
 if __name__ == "__main__":

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
         ToolStarted,
     )
     from .function_tools import FunctionTool, tool
+    from .hooks.runner import HookOutput
+    from .hooks.typed import AgentHooks
     from .library.agent import Agent, run
+    from .library.options import AgentOptions
     from .library.permission import Allow, CanUseTool, Deny, PermissionAsked, PermissionDecided, PermissionResult
     from .library.results import AgentEvent, PermissionDenial, Result, StopReason
     from .messages import (
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "Agent": "library.agent",
     "run": "library.agent",
+    "AgentOptions": "library.options",
     "Allow": "library.permission",
     "Deny": "library.permission",
     "CanUseTool": "library.permission",
@@ -58,6 +62,8 @@ _EXPORTS: dict[str, str] = {
     "PermissionDenial": "library.results",
     "StopReason": "library.results",
     "ConfigError": "config",
+    "AgentHooks": "hooks.typed",
+    "HookOutput": "hooks.runner",
     "FunctionTool": "function_tools",
     "tool": "function_tools",
     "TextDelta": "events",
@@ -84,6 +90,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "Agent",
     "AgentEvent",
+    "AgentHooks",
+    "AgentOptions",
     "Allow",
     "AssistantTurn",
     "CanUseTool",
@@ -93,6 +101,7 @@ __all__ = [
     "Deny",
     "Followup",
     "FunctionTool",
+    "HookOutput",
     "Message",
     "Notice",
     "PermissionAsked",

@@ -25,6 +25,7 @@ from .custom_commands.catalog import CommandCatalog
 from .events import AssistantTurn
 from .extension_points import add_agent_tool, reinjected, reset_tools, restore_tools
 from .hooks import Hooks
+from .hooks.session import session_hooks, wire
 from .ids import new_uuid
 from .loop import QueryDeps
 from .mcp.attachment import McpAttachment
@@ -35,13 +36,12 @@ from .providers.base import ModelProvider
 from .providers.retry import RetryPolicy, retrying
 from .recorder import TranscriptRecorder
 from .session import Session
-from .session_hooks import session_hooks, wire
 from .subagents.definitions import AgentCatalog
 from .tools.base import Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .checkpoints.tracker import Checkpoints
-    from .command_hooks.config import CommandHook
+    from .hooks.command.config import CommandHook
     from .sandbox.settings import SandboxConfig
     from .trust.gate import TrustGate
 
@@ -198,7 +198,7 @@ def build_session(
     passed, env_warnings = load_pass_credentials(cwd)
     warnings += env_warnings
     context.shell.withheld = credential_variables(cwd, os.environ) - passed  # what Bash commands do not get
-    from .command_hooks.config import load_command_hooks
+    from .hooks.command.config import load_command_hooks
 
     permissions = options.permissions
     loaded_hooks = load_command_hooks(cwd, os.environ, permissions.setting_sources, permissions.settings, trust=trust)
@@ -377,7 +377,7 @@ def _attach_sandbox(
                 return []
             paths = _own_folders_inside(cwd)
             if hook_commands:
-                from .command_hooks.files import hook_files
+                from .hooks.command.files import hook_files
 
                 paths += hook_files(hook_commands, cwd)
             return paths

@@ -15,9 +15,7 @@ import os
 import re
 from typing import Any, NamedTuple
 
-SDK_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-"""`--permission-mode` values: ram's four, and the SDK's `dontAsk` (ask nobody: what would be asked is denied)
-and `auto` (here the same as `default`)."""
+from .permission_modes import SDK_PERMISSION_MODES as SDK_PERMISSION_MODES  # `--permission-mode`'s values
 
 NO_EFFECT = (
     "--verbose",

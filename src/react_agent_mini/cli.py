@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
 from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
+from .permission_modes import is_sdk_only, modes_help
+from .provider_registry import flag_choices
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -137,9 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-p", "--print", dest="pipe", action="store_true", help="non-interactive: read the task from stdin"
     )
-    parser.add_argument(
-        "--provider", choices=["openai", "anthropic"], help="model API to use (default: whichever key is set)"
-    )
+    parser.add_argument("--provider", choices=flag_choices(), help="model API to use (default: whichever key is set)")
     parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
     parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
     parser.add_argument("--max-turns", type=int, default=20, metavar="N", help="stop after N model calls (default 20)")
@@ -153,9 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--permission-mode",
         choices=SDK_PERMISSION_MODES,
-        help="default: ask before changes (headless: deny); acceptEdits: allow edits inside the workspace; "
-        "plan: read-only; bypassPermissions: allow everything not denied by a rule; dontAsk: deny what would "
-        "be asked, even with a driving program; auto: as default",
+        help=modes_help(),
     )
     parser.add_argument(
         "--allowed-tools",
@@ -479,7 +477,7 @@ def _permission_options(args: argparse.Namespace) -> PermissionOptions:
     from .permissions.configured import PermissionOptions
 
     mode = args.permission_mode
-    if mode in ("dontAsk", "auto"):  # the SDK's modes: our default mode (dontAsk also asks nobody)
+    if is_sdk_only(mode):  # the SDK's modes: our default mode (dontAsk also asks nobody)
         mode = "default"
     return PermissionOptions(
         mode,

@@ -3,40 +3,34 @@
 Precedence: command-line flags, then environment variables, then defaults. The key is held here and in the
 provider only; it is never traced, logged, or put in a prompt (`repr` hides it).
 
-One rule for keys, on both providers: a loopback base URL (`localhost`, `127.0.0.1`, `::1`) needs none — a local
-server (Ollama, llama.cpp, vLLM, a local Anthropic-compatible proxy) is used as if a key were set, and is sent a
-placeholder. Without a flag, the provider is the first of: an OpenAI key, an Anthropic key or token, a loopback
-`OPENAI_BASE_URL`, a loopback `ANTHROPIC_BASE_URL` (`provider_env.default_provider`, which `scripts/run` asks
-too, to choose between the offline demo and a real run).
+Which providers there are, the variables each reads and its defaults are `provider_registry`'s table.
+
+One rule for keys, on every provider that makes requests: a loopback base URL (`localhost`, `127.0.0.1`, `::1`)
+needs none — a local server (Ollama, llama.cpp, vLLM, a local Anthropic-compatible proxy) is used as if a key were
+set, and is sent a placeholder. Without a flag, the provider is the first of: an OpenAI key, an Anthropic key or
+token, a loopback `OPENAI_BASE_URL`, a loopback `ANTHROPIC_BASE_URL` — the registry's order
+(`provider_env.default_provider`, which `scripts/run` asks too, to choose between the offline demo and a real run).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
+from . import provider_registry
 from .provider_env import default_provider, is_loopback
+from .provider_registry import MOCK
 from .providers.base import ModelProvider
 from .providers.http import FIRST_BYTE_TIMEOUT, STREAM_IDLE_TIMEOUT
 
-ProviderKind = Literal["openai", "anthropic", "mock"]
+ProviderKind = str
+"""A provider's name in `provider_registry` (`openai`, `anthropic`, `mock`, or one registered at run time)."""
 
-DEFAULT_OPENAI_BASE_URL = "https://api.deepseek.com"
-DEFAULT_OPENAI_MODEL = "deepseek-chat"
-DEFAULT_ANTHROPIC_BASE_URL = "https://api.anthropic.com"
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
 DEFAULT_MAX_RETRIES = 4
 LOCAL_KEY = "local"
 """What a loopback server without a key is sent as the key (servers that check none accept anything)."""
-
-NO_KEY_MESSAGE = (
-    "No API key found. Set OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with "
-    "OPENAI_BASE_URL) or ANTHROPIC_API_KEY, point OPENAI_BASE_URL or ANTHROPIC_BASE_URL at a local server "
-    "(no key needed), or run `ram --mock` for the offline scripted demo."
-)
 
 
 class ConfigError(Exception):
@@ -99,75 +93,81 @@ def resolve_provider(
     retries = DEFAULT_MAX_RETRIES if retries is None else retries
     idle = _seconds_env(env, "RAM_STREAM_IDLE_TIMEOUT", STREAM_IDLE_TIMEOUT)
     first_byte = _seconds_env(env, "RAM_FIRST_BYTE_TIMEOUT", FIRST_BYTE_TIMEOUT)
-    if mock or env.get("QUERY_MOCK") == "1" or provider == "mock":
-        return ProviderConfig("mock", model or "mock-scripted", max_retries=retries)
-    openai_key = env.get("OPENAI_API_KEY", "").strip()
-    anthropic_key = env.get("ANTHROPIC_API_KEY", "").strip()
-    anthropic_token = env.get("ANTHROPIC_AUTH_TOKEN", "").strip()
+    if mock or env.get("QUERY_MOCK") == "1" or provider == MOCK:
+        offline = provider_registry.get(MOCK)
+        assert offline is not None  # built in
+        return ProviderConfig(MOCK, model or offline.default_model, max_retries=retries)
     if provider is None:
         provider = default_provider(env)
         if provider is None:
-            raise ConfigError(NO_KEY_MESSAGE)
-    if provider == "openai":
-        base_url = env.get("OPENAI_BASE_URL", "").strip() or DEFAULT_OPENAI_BASE_URL
-        if not openai_key and not is_loopback(base_url):
-            raise ConfigError(f"OPENAI_API_KEY is not set (needed for {base_url}); or use `--mock`.")
-        return ProviderConfig(
-            "openai",
-            model or env.get("OPENAI_MODEL", "").strip() or DEFAULT_OPENAI_MODEL,
-            base_url,
-            api_key=openai_key or LOCAL_KEY,
-            max_output_tokens=max_output,
-            max_retries=retries,
-            stream_idle_timeout=idle,
-            first_byte_timeout=first_byte,
-        )
-    if provider == "anthropic":
-        base_url = env.get("ANTHROPIC_BASE_URL", "").strip() or DEFAULT_ANTHROPIC_BASE_URL
-        if not anthropic_key and not anthropic_token and not is_loopback(base_url):
-            raise ConfigError(
-                f"ANTHROPIC_API_KEY is not set (needed for {base_url}; a gateway may take ANTHROPIC_AUTH_TOKEN "
-                "instead); or use `--mock`."
-            )
-        return ProviderConfig(
-            "anthropic",
-            model or env.get("ANTHROPIC_MODEL", "").strip() or DEFAULT_ANTHROPIC_MODEL,
-            base_url,
-            api_key=anthropic_key or ("" if anthropic_token else LOCAL_KEY),
-            auth_token=anthropic_token,
-            max_output_tokens=max_output,
-            max_retries=retries,
-            stream_idle_timeout=idle,
-            first_byte_timeout=first_byte,
-        )
-    raise ConfigError(f"unknown provider {provider!r}: use openai, anthropic or --mock")
+            raise ConfigError(no_key_message())
+    spec = provider_registry.get(provider)
+    if spec is None or spec.offline:
+        raise ConfigError(f"unknown provider {provider!r}: use {either([*provider_registry.flag_choices(), '--mock'])}")
+    base_url = env.get(spec.base_url_variable, "").strip() or spec.default_base_url
+    key = env.get(spec.key_variable, "").strip()
+    token = env.get(spec.token_variable, "").strip() if spec.token_variable else ""
+    if not key and not token and not (spec.loopback_needs_no_key and is_loopback(base_url)):
+        instead = f"; a gateway may take {spec.token_variable} instead" if spec.token_variable else ""
+        raise ConfigError(f"{spec.key_variable} is not set (needed for {base_url}{instead}); or use `--mock`.")
+    return ProviderConfig(
+        spec.name,
+        model or (env.get(spec.model_variable, "").strip() if spec.model_variable else "") or spec.default_model,
+        base_url,
+        api_key=key or ("" if token else LOCAL_KEY),
+        auth_token=token,
+        max_output_tokens=max_output,
+        max_retries=retries,
+        stream_idle_timeout=idle,
+        first_byte_timeout=first_byte,
+    )
+
+
+def key_choices() -> str:
+    """The keys that choose a provider, for the messages that say none is set: `OPENAI_API_KEY (DeepSeek by default,
+    …) or ANTHROPIC_API_KEY`."""
+    return either(
+        spec.key_variable + (f" ({spec.key_note})" if spec.key_note else "")
+        for spec in provider_registry.providers()
+        if not spec.offline
+    )
+
+
+def no_key_message() -> str:
+    """The one line for no provider at all: which keys to set, which base URLs may name a local server instead."""
+    local = either(
+        spec.base_url_variable
+        for spec in provider_registry.providers()
+        if not spec.offline and spec.loopback_needs_no_key
+    )
+    return (
+        f"No API key found. Set {key_choices()}, point {local} at a local server (no key needed), or run `ram --mock` "
+        "for the offline scripted demo."
+    )
+
+
+def either(items: Iterable[str]) -> str:
+    """`a`, `a or b`, `a, b or c`: choices in a message."""
+    words = list(items)
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
 
 
 def build_provider(config: ProviderConfig, *, mock_chunk_delay: float = 0.0) -> ModelProvider:
-    """The provider for a config; each adapter module is imported only when chosen."""
-    if config.kind == "openai":
-        from .providers.openai_compat import OpenAICompatProvider
-
-        return OpenAICompatProvider(
-            config.api_key,
-            config.base_url,
-            config.model,
-            config.max_output_tokens,
-            idle_timeout=config.stream_idle_timeout,
-            first_byte_timeout=config.first_byte_timeout,
-        )
-    if config.kind == "anthropic":
-        from .providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(
-            config.api_key,
-            config.base_url,
-            config.model,
-            config.max_output_tokens,
-            config.auth_token,
-            idle_timeout=config.stream_idle_timeout,
-            first_byte_timeout=config.first_byte_timeout,
-        )
-    from .providers.mock import MockProvider
-
-    return MockProvider(chunk_delay=mock_chunk_delay, model=config.model)
+    """The provider for a config; each provider's module is imported only when it is chosen (`ProviderSpec.load`)."""
+    spec = provider_registry.get(config.kind)
+    if spec is None:
+        raise ConfigError(f"unknown provider {config.kind!r}: use {either(provider_registry.names())}")
+    provider_class = spec.load()
+    if spec.offline:
+        built: ModelProvider = provider_class(chunk_delay=mock_chunk_delay, model=config.model)
+        return built
+    built = provider_class(
+        api_key=config.api_key,
+        base_url=config.base_url,
+        model=config.model,
+        max_tokens=config.max_output_tokens,
+        auth_token=config.auth_token,
+        idle_timeout=config.stream_idle_timeout,
+        first_byte_timeout=config.first_byte_timeout,
+    )
+    return built

@@ -3,7 +3,7 @@
 - what comes back after a summary: the bodies of loaded skills and the TodoWrite list;
 - the Agent tool (`Task` accepted too), bound to the session's parts (`subagents`);
 - resetting and restoring the tools that keep state (`/clear`, `/resume`, a resumed session).
-Hooks are assembled in `session_hooks`; custom commands and agent types are found on demand (`custom_commands`,
+Hooks are assembled in `hooks.session`; custom commands and agent types are found on demand (`custom_commands`,
 `subagents.definitions`).
 """
 

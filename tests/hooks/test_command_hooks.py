@@ -1,4 +1,4 @@
-"""Command hooks from settings files (`command_hooks`): what the files say, and real commands run as hooks — their
+"""Command hooks from settings files (`hooks.command`): what the files say, and real commands run as hooks — their
 exit codes, stdout and stderr read as Claude Code reads them, the environment they get, and a hung one killed with
 its whole process group at its timeout."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from react_agent_mini.command_hooks.config import CommandHook, load_command_hooks, project_hooks_line
-from react_agent_mini.command_hooks.run import Finished, hook_entry, read_answer
 from react_agent_mini.hooks import HookOutput, Hooks
+from react_agent_mini.hooks.command.config import CommandHook, load_command_hooks, project_hooks_line
+from react_agent_mini.hooks.command.run import Finished, hook_entry, read_answer
 
 from ..processes import pids_with, wait_until
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from react_agent_mini.permissions.bash import programs
 from react_agent_mini.permissions.bash.analysis import analyze
+from react_agent_mini.permissions.bash.examples import check_examples
 from react_agent_mini.permissions.bash.spec import Option, Program, Spec, SpecError, compile_spec, compiled
 from react_agent_mini.permissions.policy import Allow, PermissionPolicy
 from react_agent_mini.permissions.rules import RuleSet
@@ -27,7 +28,7 @@ PERMISSIONS = Path(__file__).parents[2] / "src" / "react_agent_mini" / "permissi
 
 
 def test_every_example_and_counterexample_holds() -> None:
-    assert programs.check_examples() == []
+    assert check_examples() == []
     assert sum(len(spec.examples) + len(spec.counterexamples) for _, spec in programs.specs()) >= 200
 
 
@@ -46,7 +47,7 @@ def test_a_spec_that_breaks_the_format_does_not_compile() -> None:
 def test_an_example_that_does_not_hold_is_reported() -> None:
     """A spec whose examples are wrong is named (this is how a mistake in the table shows up in the test suite)."""
     lying = Spec("cat", options=("-n",), examples=("cat --frobnicate f",), counterexamples=("cat -n f",))
-    wrong = programs.check_examples([("cat", lying)])
+    wrong = check_examples([("cat", lying)])
     assert len(wrong) == 2 and "'cat --frobnicate f' should be read-only" in wrong[0] and "'cat -n f'" in wrong[1]
 
 

@@ -1,7 +1,7 @@
 """The files the user's own hooks run stay read-only to sandboxed commands: a hook runs outside the sandbox, so a
 command that could append to `scripts/fmt.sh` (run by a PostToolUse hook) or rewrite the `Makefile` (run by a Stop
 hook's `make -s lint`) would run its code on the host. End to end through `ram` headless against the fake model,
-with the real bwrap sandbox; and `command_hooks.files.named_paths`, the pure function that finds those files."""
+with the real bwrap sandbox; and `hooks.command.files.named_paths`, the pure function that finds those files."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from react_agent_mini.command_hooks.config import CommandHook
-from react_agent_mini.command_hooks.files import hook_files, named_paths, run_paths
+from react_agent_mini.hooks.command.config import CommandHook
+from react_agent_mini.hooks.command.files import hook_files, named_paths, run_paths
 from react_agent_mini.sandbox import bwrap
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall

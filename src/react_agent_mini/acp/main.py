@@ -17,9 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
+from ..permission_modes import PERMISSION_MODES
+from ..provider_registry import flag_choices
 from .wire import ProtocolFds, claim_stdio
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+MODES = PERMISSION_MODES
 """The permission modes a session may start in (`options.MODES` has their names; it loads the protocol's schema)."""
 
 
@@ -29,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim, JetBrains, Emacs).",
         epilog='In Zed\'s settings.json: {"agent_servers": {"ram": {"command": "ram", "args": ["acp"]}}}',
     )
-    parser.add_argument("--provider", choices=["openai", "anthropic"], help="model API (default: whichever key is set)")
+    parser.add_argument("--provider", choices=flag_choices(), help="model API (default: whichever key is set)")
     parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
     parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
     parser.add_argument("--permission-mode", choices=MODES, help="the mode sessions start in")

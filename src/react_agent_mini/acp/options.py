@@ -13,14 +13,13 @@ from urllib.parse import urlparse
 
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption, SessionMode, SessionModeState
 
+from .. import permission_modes
 from ..config import ProviderConfig
 from ..permissions.rules import PermissionMode
 
 MODES: dict[PermissionMode, tuple[str, str]] = {
-    "default": ("Default", "Ask before changing files or running commands that are not read-only"),
-    "acceptEdits": ("Accept edits", "Edit files inside the workspace without asking; ask before the rest"),
-    "plan": ("Plan", "Read-only: explore and plan, change nothing"),
-    "bypassPermissions": ("Bypass permissions", "Run everything that no deny rule forbids, without asking"),
+    mode: (permission_modes.MODES[mode].title, permission_modes.MODES[mode].description)
+    for mode in permission_modes.PERMISSION_MODES
 }
 """Mode id → (name, description), in the order an editor shows them."""
 

@@ -37,6 +37,7 @@ interrupted (Ctrl+C, SIGTERM; run again to go on)
 
 def build_parser() -> argparse.ArgumentParser:
     from ..claude_flags import SDK_PERMISSION_MODES
+    from ..provider_registry import flag_choices
 
     parser = argparse.ArgumentParser(
         prog="ram batch",
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, metavar="SECONDS", help="time limit per task (default: none)")
     parser.add_argument("--max-cost", type=float, metavar="USD", help="stop the batch once it has spent this much")
     parser.add_argument("--retry-failed", action="store_true", help="run again the tasks whose result is not completed")
-    parser.add_argument("--provider", choices=["openai", "anthropic"], help="model API (default: whichever key is set)")
+    parser.add_argument("--provider", choices=flag_choices(), help="model API (default: whichever key is set)")
     parser.add_argument("--model", help="model id for tasks that do not name one")
     parser.add_argument("--mock", action="store_true", help="the offline scripted demo model")
     parser.add_argument("--model-name", metavar="NAME", help="model_name_or_path in preds.json (default: the model id)")
@@ -131,6 +132,7 @@ def _build(args: argparse.Namespace) -> Any:
 
     from ..claude_flags import FlagError, setting_sources
     from ..config import ConfigError, resolve_provider
+    from ..permission_modes import is_sdk_only
     from ..permissions.configured import PermissionOptions
     from ..permissions.rules import PermissionMode
     from .run import BatchOptions
@@ -141,7 +143,7 @@ def _build(args: argparse.Namespace) -> Any:
         provider = resolve_provider(provider=args.provider, model=args.model, mock=args.mock)
     except (FlagError, ConfigError) as exc:
         raise ValueError(str(exc)) from None
-    mode: PermissionMode = "default" if args.permission_mode in ("dontAsk", "auto") else args.permission_mode
+    mode: PermissionMode = "default" if is_sdk_only(args.permission_mode) else args.permission_mode
     permissions = PermissionOptions(
         mode,
         tuple(args.allowed_tools),

@@ -19,24 +19,23 @@ import contextlib
 import os
 import threading
 import warnings
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import msgspec
 
 from ..config import ConfigError
 from ..events import Notice
-from ..function_tools import FunctionTool
+from ..hooks import Hooks
 from ..host import SessionHost
 from ..messages import Message, Usage
 from ..permissions.configured import HEADLESS_FAIL_CLOSED
-from ..permissions.rules import PermissionMode
 from ..pricing import cost_usd
 from ..session_lock import SessionInUse
-from .options import ProviderName, provider_config, session_options
-from .permission import CanUseTool, PermissionAsked, PermissionDecided, callback_asker, deny_unasked
+from .options import AgentOptions, resolve
+from .permission import PermissionAsked, PermissionDecided, callback_asker, deny_unasked
 from .results import AgentEvent, Result, TurnRecord
 
 
@@ -56,72 +55,14 @@ class Agent:
     `await agent.aclose()` (MCP servers, connections and the transcript stay open until then).
     """
 
-    def __init__(
-        self,
-        *,
-        cwd: str | os.PathLike[str] = ".",
-        provider: ProviderName | None = None,
-        model: str | None = None,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        permission_mode: PermissionMode | None = None,
-        allowed_tools: str | Sequence[str] = (),
-        disallowed_tools: str | Sequence[str] = (),
-        can_use_tool: CanUseTool | None = None,
-        system_prompt: str | None = None,
-        append_system_prompt: str | None = None,
-        tools: Sequence[Callable[..., Any] | FunctionTool] = (),
-        mcp_servers: Mapping[str, Any] | None = None,
-        max_turns: int = 20,
-        resume: str | None = None,
-        trust_project: bool | None = None,
-    ) -> None:
-        """
-        Args:
-            cwd: The workspace: where tools read, write and run commands, and whose settings and sessions count.
-            provider: `openai` (any OpenAI-compatible API), `anthropic`, or `mock` (the offline demo model);
-                None: as the environment says (OPENAI_API_KEY first, then ANTHROPIC_API_KEY).
-            model: The model id; None: OPENAI_MODEL / ANTHROPIC_MODEL, else the provider's default.
-            base_url: The endpoint; None: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's default.
-            api_key: The key; None: OPENAI_API_KEY / ANTHROPIC_API_KEY.
-            permission_mode: `default`, `acceptEdits`, `plan` (read-only) or `bypassPermissions`; None: the
-                settings files' `defaultMode`, else `default`.
-            allowed_tools: Allow rules in Claude Code's syntax: `"Read"`, `"Edit(src/**)"`, `"Bash(git diff:*)"`,
-                or the name of one of `tools`.
-            disallowed_tools: Deny rules, same syntax; they beat everything, even bypassPermissions.
-            can_use_tool: `(tool_name, tool_input) -> Allow() | Deny(...)`, sync or async: asked where a person
-                would be; None: such calls are denied (the model reads how to allow them).
-            system_prompt: Replaces ram's base instructions (project instructions, memory and skills still follow).
-            append_system_prompt: Added at the end of the system prompt.
-            tools: Python functions the model may call (see `function_tools`); they need permission unless
-                marked `@tool(read_only=True)` or named in `allowed_tools`.
-            mcp_servers: MCP servers in `.mcp.json`'s shape, `{name: {"command": ..., "args": [...]}}`, added to
-                the project's (and winning over them on a name clash).
-            max_turns: Model calls allowed per `run`.
-            resume: Continue the saved session of `cwd` with this id (or unique id prefix).
-            trust_project: Whether `cwd`'s own hooks, `.mcp.json` servers, allow rules, `defaultMode:
-                acceptEdits` and custom commands' `allowed-tools` apply: None as the user's trust says (`ram
-                trust`); True: they all do (you vouch for the folder); False: none of them, whatever the user
-                trusted. Its deny and ask rules, CLAUDE.md and skills apply in every case.
-        """
-        env = os.environ
-        self._config = provider_config(env, provider=provider, model=model, base_url=base_url, api_key=api_key)
-        self._options = session_options(
-            env,
-            cwd=cwd,
-            max_turns=max_turns,
-            permission_mode=permission_mode,
-            allowed_tools=allowed_tools,
-            disallowed_tools=disallowed_tools,
-            system_prompt=system_prompt,
-            append_system_prompt=append_system_prompt,
-            tools=tools,
-            mcp_servers=mcp_servers,
-            resume=resume,
-            trust_project=trust_project,
-        )
+    def __init__(self, **options: Unpack[AgentOptions]) -> None:
+        """Takes `AgentOptions`' arguments, all by keyword: `Agent(cwd=".", model="m", can_use_tool=check)` or
+        `Agent(**AgentOptions(...))`. See `AgentOptions` for each (`help(react_agent_mini.AgentOptions)`)."""
+        resolved = resolve(options, os.environ)
+        self._config, self._options = resolved["config"], resolved["options"]
+        self._can_use_tool = resolved["can_use_tool"]
+        self._hooks = resolved["hooks"]
         self._session_id = self._options.session_id or (self._options.resume.stem if self._options.resume else "")
-        self._can_use_tool = can_use_tool
         self._host: SessionHost | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
@@ -178,6 +119,14 @@ class Agent:
     ) -> None:
         await self.aclose()
 
+    def _given_hooks(self) -> Hooks | None:
+        """The typed hooks given as `Agent(hooks=...)`, as the session's hooks (None: none given)."""
+        if self._hooks is None:
+            return None
+        from ..hooks.typed import hook_entries
+
+        return Hooks(hook_entries(self._hooks))
+
     async def _open(self) -> SessionHost:
         if self._closed:
             raise RuntimeError("this Agent is closed")
@@ -188,7 +137,7 @@ class Agent:
             return self._host
         asker = deny_unasked if self._can_use_tool is None else callback_asker(self._can_use_tool, self._emit)
         try:
-            host = SessionHost.build(self._config, self._options, asker=asker)
+            host = SessionHost.build(self._config, self._options, asker=asker, hooks=self._given_hooks())
         except SessionInUse as exc:
             raise ConfigError(str(exc)) from None
         problem = _setup_problem(host, self._options.extra_tools)
@@ -351,27 +300,8 @@ def _setup_problem(host: SessionHost, tools: Sequence[Any]) -> str:
     return ""
 
 
-def run(
-    prompt: str,
-    *,
-    cwd: str | os.PathLike[str] = ".",
-    provider: ProviderName | None = None,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    permission_mode: PermissionMode | None = None,
-    allowed_tools: str | Sequence[str] = (),
-    disallowed_tools: str | Sequence[str] = (),
-    can_use_tool: CanUseTool | None = None,
-    system_prompt: str | None = None,
-    append_system_prompt: str | None = None,
-    tools: Sequence[Callable[..., Any] | FunctionTool] = (),
-    mcp_servers: Mapping[str, Any] | None = None,
-    max_turns: int = 20,
-    resume: str | None = None,
-    trust_project: bool | None = None,
-) -> Result:
-    """One task with a new `Agent`, for synchronous code (scripts): `Agent(...).run(prompt)` in `asyncio.run`.
+def run(prompt: str, **options: Unpack[AgentOptions]) -> Result:
+    """One task with a new `Agent`, for synchronous code (scripts): `Agent(**options).run(prompt)` in `asyncio.run`.
     In async code (a running event loop), use `async with Agent(...) as agent: await agent.run(prompt)`."""
     try:
         asyncio.get_running_loop()
@@ -382,24 +312,7 @@ def run(
             "react_agent_mini.run() cannot be called while an event loop is running; in async code use "
             "`async with Agent(...) as agent: result = await agent.run(prompt)`"
         )
-    agent = Agent(
-        cwd=cwd,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        permission_mode=permission_mode,
-        allowed_tools=allowed_tools,
-        disallowed_tools=disallowed_tools,
-        can_use_tool=can_use_tool,
-        system_prompt=system_prompt,
-        append_system_prompt=append_system_prompt,
-        tools=tools,
-        mcp_servers=mcp_servers,
-        max_turns=max_turns,
-        resume=resume,
-        trust_project=trust_project,
-    )
+    agent = Agent(**options)
 
     async def one_task() -> Result:
         async with agent:

@@ -1,5 +1,9 @@
 """From `Agent(...)`'s arguments to what a session is built from: a `ProviderConfig` and `SessionOptions`.
 
+`AgentOptions` is the one list of those arguments, each with its type and what it means: `Agent(...)` and
+`run(prompt, ...)` both take it as keywords (`**options: Unpack[AgentOptions]`), so a type checker and an editor
+see every argument of both, and an argument added here is taken by both.
+
 Arguments left unset come from the environment and the settings files, as for the CLI; those given win. The
 environment is read, never changed: the provider is resolved from a copy with the arguments put in. Everything that
 can be checked without opening the session is checked here, so a bad argument raises `ConfigError` (one line
@@ -11,26 +15,124 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from .. import session_lock, transcript
+from .. import provider_registry, session_lock, transcript
 from ..app import SessionOptions
-from ..config import NO_KEY_MESSAGE, ConfigError, ProviderConfig, resolve_provider
+from ..config import ConfigError, ProviderConfig, either, key_choices, no_key_message, resolve_provider
 from ..function_tools import FunctionTool
 from ..ids import new_uuid
 from ..permissions.configured import PermissionOptions
 from ..permissions.rules import PERMISSION_MODES, PermissionMode, RuleError, parse_rule, split_rule_list
+from ..provider_registry import MOCK
 
-ProviderName: TypeAlias = Literal["openai", "anthropic", "mock"]
+if TYPE_CHECKING:
+    from ..hooks.typed import AgentHooks
+    from ..provider_registry import ProviderName as ProviderName  # the built-in names, for editors
+    from .permission import CanUseTool
+
+
+class AgentOptions(TypedDict, total=False):
+    """What `Agent(...)` and `run(prompt, ...)` take, all by keyword and all optional (the claude-agent-sdk's
+    `ClaudeAgentOptions`, as keywords). `AgentOptions(cwd=".", model="m")` is a dict of them: `Agent(**options)`."""
+
+    cwd: str | os.PathLike[str]
+    """The workspace: where tools read, write and run commands, and whose settings and sessions count (default
+    `.`)."""
+    provider: ProviderName | str | None
+    """`openai` (any OpenAI-compatible API), `anthropic`, `mock` (the offline demo model), or a provider added to
+    `provider_registry`; None: as the environment says (OPENAI_API_KEY first, then ANTHROPIC_API_KEY)."""
+    model: str | None
+    """The model id; None: OPENAI_MODEL / ANTHROPIC_MODEL, else the provider's default."""
+    base_url: str | None
+    """The endpoint; None: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's default."""
+    api_key: str | None
+    """The key; None: OPENAI_API_KEY / ANTHROPIC_API_KEY."""
+    permission_mode: PermissionMode | None
+    """`default`, `acceptEdits`, `plan` (read-only) or `bypassPermissions`; None: the settings files'
+    `defaultMode`, else `default`."""
+    allowed_tools: str | Sequence[str]
+    """Allow rules in Claude Code's syntax: `"Read"`, `"Edit(src/**)"`, `"Bash(git diff:*)"`, or the name of one of
+    `tools`."""
+    disallowed_tools: str | Sequence[str]
+    """Deny rules, same syntax; they beat everything, even bypassPermissions."""
+    can_use_tool: CanUseTool | None
+    """`(tool_name, tool_input) -> Allow() | Deny(...)`, sync or async: asked where a person would be; None: such
+    calls are denied (the model reads how to allow them)."""
+    hooks: AgentHooks | None
+    """Typed hooks: an instance of an `AgentHooks` subclass, whose `on_*` methods run at the session's hook points
+    (`on_pre_tool_use`, `on_stop`, ...) beside the settings files' command hooks, with the same semantics."""
+    system_prompt: str | None
+    """Replaces ram's base instructions (project instructions, memory and skills still follow)."""
+    append_system_prompt: str | None
+    """Added at the end of the system prompt."""
+    tools: Sequence[Callable[..., Any] | FunctionTool]
+    """Python functions the model may call (see `function_tools`); they need permission unless marked
+    `@tool(read_only=True)` or named in `allowed_tools`."""
+    mcp_servers: Mapping[str, Any] | None
+    """MCP servers in `.mcp.json`'s shape, `{name: {"command": ..., "args": [...]}}`, added to the project's (and
+    winning over them on a name clash)."""
+    max_turns: int
+    """Model calls allowed per `run` (default 20)."""
+    resume: str | None
+    """Continue the saved session of `cwd` with this id (or unique id prefix)."""
+    trust_project: bool | None
+    """Whether `cwd`'s own hooks, `.mcp.json` servers, allow rules, `defaultMode: acceptEdits` and custom commands'
+    `allowed-tools` apply: None as the user's trust says (`ram trust`); True: they all do (you vouch for the
+    folder); False: none of them, whatever the user trusted. Its deny and ask rules, CLAUDE.md and skills apply in
+    every case."""
+
+
+DEFAULT_MAX_TURNS = 20
+
+
+class Resolved(TypedDict):
+    """What `resolve` makes of an `AgentOptions`."""
+
+    config: ProviderConfig
+    options: SessionOptions
+    can_use_tool: CanUseTool | None
+    hooks: AgentHooks | None
+
+
+def resolve(given: Mapping[str, Any], env: Mapping[str, str], caller: str = "Agent") -> Resolved:
+    """The provider and session `given` (an `AgentOptions`) describes: TypeError for an argument `AgentOptions`
+    does not have (as Python's own for an unknown keyword), ConfigError for one that cannot be used."""
+    unknown = [name for name in given if name not in AgentOptions.__optional_keys__]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    config = provider_config(
+        env,
+        provider=given.get("provider"),
+        model=given.get("model"),
+        base_url=given.get("base_url"),
+        api_key=given.get("api_key"),
+    )
+    options = session_options(
+        env,
+        cwd=given.get("cwd", "."),
+        max_turns=given.get("max_turns", DEFAULT_MAX_TURNS),
+        permission_mode=given.get("permission_mode"),
+        allowed_tools=given.get("allowed_tools", ()),
+        disallowed_tools=given.get("disallowed_tools", ()),
+        system_prompt=given.get("system_prompt"),
+        append_system_prompt=given.get("append_system_prompt"),
+        tools=given.get("tools", ()),
+        mcp_servers=given.get("mcp_servers"),
+        resume=given.get("resume"),
+        trust_project=given.get("trust_project"),
+    )
+    hooks = given.get("hooks")
+    if hooks is not None:
+        from ..hooks.typed import AgentHooks
+
+        if not isinstance(hooks, AgentHooks):
+            raise ConfigError(f"hooks: expected an instance of an AgentHooks subclass, got {hooks!r}")
+    return Resolved(config=config, options=options, can_use_tool=given.get("can_use_tool"), hooks=hooks)
+
 
 RESERVED_NAMES = frozenset({"Skill", "ListMcpResourcesTool", "ReadMcpResourceTool"})
 """Built-in tools that join the table after the caller's (the other built-in names are checked once it is made)."""
-
-LIBRARY_NO_KEY_MESSAGE = (
-    "No API key found: pass api_key= to Agent (with provider= and base_url= for another endpoint), or set "
-    "OPENAI_API_KEY (DeepSeek by default, or any OpenAI-compatible server with OPENAI_BASE_URL) or "
-    'ANTHROPIC_API_KEY; provider="mock" runs the offline scripted demo.'
-)
 
 
 def provider_config(
@@ -42,43 +144,45 @@ def provider_config(
     api_key: str | None,
 ) -> ProviderConfig:
     """The provider `env` gives, with the arguments that are set put over it."""
-    if provider is not None and provider not in ("openai", "anthropic", "mock"):
-        raise ConfigError(f"provider must be 'openai', 'anthropic' or 'mock', got {provider!r}")
+    if provider is not None and provider_registry.get(provider) is None:
+        choices = either(repr(name) for name in provider_registry.names())
+        raise ConfigError(f"provider must be {choices}, got {provider!r}")
     given = dict(env)
     kind = provider
     if kind is None and (base_url is not None or api_key is not None):
         kind = _kind_from(given)  # the endpoint and key are for the provider the environment picks
-    if kind is not None and kind != "mock":
+    if kind is not None and kind != MOCK:
         given.pop("QUERY_MOCK", None)  # an explicit choice wins over the demo switch
-    if kind == "openai":
-        _put(given, "OPENAI_BASE_URL", base_url)
-        _put(given, "OPENAI_API_KEY", api_key)
-    elif kind == "anthropic":
-        _put(given, "ANTHROPIC_BASE_URL", base_url)
+    spec = provider_registry.get(kind) if kind is not None else None
+    if spec is not None and not spec.offline:
+        if base_url is not None:
+            given[spec.base_url_variable] = base_url
         if api_key is not None:
-            given["ANTHROPIC_API_KEY"] = api_key
-            given.pop("ANTHROPIC_AUTH_TOKEN", None)  # the key given is the one to send
+            given[spec.key_variable] = api_key
+            if spec.token_variable:
+                given.pop(spec.token_variable, None)  # the key given is the one to send
     try:
         return resolve_provider(given, provider=kind, model=model)
     except ConfigError as exc:
         message = str(exc)
-        if message == NO_KEY_MESSAGE:
-            message = LIBRARY_NO_KEY_MESSAGE
+        if message == no_key_message():
+            message = library_no_key_message()
         message = message.replace("is not set", "is not set and no api_key= was given")
         raise ConfigError(message.replace("`--mock`", 'provider="mock"')) from None
 
 
-def _kind_from(env: Mapping[str, str]) -> ProviderName:
-    if env.get("OPENAI_API_KEY", "").strip():
-        return "openai"
-    if env.get("ANTHROPIC_API_KEY", "").strip() or env.get("ANTHROPIC_AUTH_TOKEN", "").strip():
-        return "anthropic"
-    return "openai"
+def library_no_key_message() -> str:
+    """The one line for no provider at all, in the library's words."""
+    return (
+        "No API key found: pass api_key= to Agent (with provider= and base_url= for another endpoint), or set "
+        f'{key_choices()}; provider="mock" runs the offline scripted demo.'
+    )
 
 
-def _put(env: dict[str, str], name: str, value: str | None) -> None:
-    if value is not None:
-        env[name] = value
+def _kind_from(env: Mapping[str, str]) -> str:
+    """The provider whose key (or token) `env` sets first, else the first that makes requests."""
+    online = [spec for spec in provider_registry.providers() if not spec.offline]
+    return next((spec.name for spec in online if spec.has_credentials(env)), online[0].name)
 
 
 def session_options(

@@ -285,9 +285,9 @@ def trust_item(name: str, raw: Any, source: str) -> TrustItem:
 
 
 def _project_withheld() -> frozenset[str]:
-    from ..credentials import PROVIDER_CREDENTIALS, SEARCH_CREDENTIALS
+    from ..credentials import own_credentials
 
-    return PROVIDER_CREDENTIALS | SEARCH_CREDENTIALS
+    return own_credentials()
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -72,7 +72,7 @@ SETTINGS_KEYS = (
     "$schema",
 )
 """The top-level keys ram reads from a settings file (each by its own part: permissions here, `hooks` in
-`command_hooks.config`, `sandbox` in `sandbox.settings`, `webSearch` in `web.search_config`, `trustedFolders` in
+`hooks.command.config`, `sandbox` in `sandbox.settings`, `webSearch` in `web.search_config`, `trustedFolders` in
 `trust.store`)."""
 FLAG_KEYS = ("permissions", "hooks", "disableAllHooks", "$schema")
 """The keys ram applies from `--settings`."""
@@ -320,7 +320,7 @@ SETTINGS_FLAG = "--settings"
 def load_settings_value(value: str, rules: RuleSet, workspace: Path) -> FileSettings:
     """`--settings JSON|PATH` (Claude Code's flag settings): its `permissions` are applied as a user-level file's
     (the caller chose them, so `defaultMode: bypassPermissions` counts); its `hooks` are read with the files'
-    (`command_hooks.config`); other keys are named in a warning."""
+    (`hooks.command.config`); other keys are named in a warning."""
     if value.lstrip().startswith("{"):
         data, error = _decode(value.encode("utf-8", "replace"), SETTINGS_FLAG)
         if error is not None:

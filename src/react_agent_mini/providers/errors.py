@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .. import provider_registry
+
 if TYPE_CHECKING:
     from ..messages import Usage
 
@@ -101,10 +103,10 @@ class MissingConfiguration(ProviderError):
     """No key, unknown provider name: a setup problem the user must fix."""
 
 
-MODEL_VARIABLES = {"openai": "OPENAI_MODEL", "anthropic": "ANTHROPIC_MODEL"}
-"""The environment variable that chooses each provider's model."""
-BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
-ENDPOINT_KINDS = {"openai": "an OpenAI-compatible endpoint", "anthropic": "an Anthropic Messages endpoint"}
+def base_url_variable(provider: str) -> str:
+    """The environment variable that sets `provider`'s base URL, for hints (`provider_registry`)."""
+    spec = provider_registry.get(provider)
+    return spec.base_url_variable if spec is not None and spec.base_url_variable else "the base URL"
 
 
 def error_for_status(
@@ -131,16 +133,17 @@ def error_for_status(
         return AuthenticationError(f"{text} (check your API key)", status=status)
     named = f'model "{model}"' if model else "the model"
     at = f" at {base_url}" if base_url else ""
-    model_variable = MODEL_VARIABLES.get(provider, "the model variable")
+    spec = provider_registry.get(provider)
+    model_variable = spec.model_variable if spec is not None and spec.model_variable else "the model variable"
     if (status == 404 and _MENTIONS_MODEL.search(detail)) or (status == 400 and _NO_SUCH_MODEL.search(detail)):
         hint = f"{named} was not found{at}: choose another with --model or {model_variable}"
         return ModelNotFound(f"{text} ({hint})", status=status)
     if status == 404 and (url or base_url):
         endpoint = base_url or url
-        kind = ENDPOINT_KINDS.get(provider, "the endpoint this provider needs")
+        kind = spec.endpoint_kind if spec is not None and spec.endpoint_kind else "the endpoint this provider needs"
         hint = (
             f"{named} not found at {endpoint}, or {endpoint} is not {kind}: requests go to {url or endpoint}; "
-            f"check --model or {model_variable}, and {BASE_URL_VARIABLES.get(provider, 'the base URL')}"
+            f"check --model or {model_variable}, and {base_url_variable(provider)}"
         )
         return EndpointNotFound(f"{text} ({hint})", status=status)
     if status == 429 and code in _NOT_A_RATE:

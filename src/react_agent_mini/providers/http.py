@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from .error_body import error_from_body
 from .errors import (
-    BASE_URL_VARIABLES,
     ConnectionFailed,
     FirstByteTimeout,
     MalformedStream,
     ProviderError,
     StreamInterrupted,
+    base_url_variable,
     error_for_status,
 )
 from .sse import ServerSentEvent, iter_sse
@@ -174,7 +174,7 @@ async def post_sse(
                 kind = response.headers.get("content-type", "no content type")
                 raise MalformedStream(
                     f"{provider} API answered with neither a stream nor JSON ({kind}): {first.strip()[:80]!r}; "
-                    f"check {BASE_URL_VARIABLES.get(provider, 'the base URL')} (requests go to {url})"
+                    f"check {base_url_variable(provider)} (requests go to {url})"
                 )
             async for event in iter_sse(_after(first, lines)):
                 received_any = True

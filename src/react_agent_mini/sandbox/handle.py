@@ -7,7 +7,7 @@ with a result saying why (the CLI has already refused to start: exit 2); otherwi
 session, and commands run as they would without the sandbox.
 
 `read_only` names workspace files and folders the sandbox keeps from commands besides the ones it always protects:
-the files the session's hook commands run (`command_hooks.files`), which run outside the sandbox, and ram's own
+the files the session's hook commands run (`hooks.command.files`), which run outside the sandbox, and ram's own
 config and data folders when the workspace holds them (`ram` started in the home directory): a command must not
 write the user's settings, trust store, transcripts or the checkpoints' private git config. One that exists
 is read-only, the way a path an Edit deny rule covers is (`masks.frozen_paths`: the rules the runtime is handed

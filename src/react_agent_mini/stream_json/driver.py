@@ -35,6 +35,7 @@ from ..headless import budget_applies, denied_call, init_info, over_budget
 from ..hooks import Hooks
 from ..host import Remark, SessionHost, TurnScope, Waiting
 from ..messages import Message
+from ..permission_modes import is_sdk_only
 from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..permissions.rules import PERMISSION_MODES, PermissionMode
 from ..pricing import cost_usd
@@ -103,7 +104,7 @@ class Driver:
         self.asker = ClientAsker(self.channel, lambda: self.live.built.policy, self.switch_mode, self.complain)
         self.host: SessionHost | None = None
         self.writer: StreamJsonWriter | None = None
-        self.alias = flags.mode if flags.mode in ("dontAsk", "auto") else ""
+        self.alias = flags.mode if is_sdk_only(flags.mode) else ""
         """The SDK mode reported in place of our `default` (`dontAsk`, `auto`), or ""."""
         self.pending: collections.deque[dict[str, Any]] = collections.deque()
         """User messages waiting for their turn."""
@@ -406,7 +407,7 @@ class Driver:
         policy = self.live.built.policy
         ours: PermissionMode = mode if mode in PERMISSION_MODES else "default"
         policy.mode = ours
-        self.alias = mode if mode in ("dontAsk", "auto") else ""
+        self.alias = mode if is_sdk_only(mode) else ""
         policy.asker = None if mode == "dontAsk" or not self.flags.ask_client else self.asker
         return None
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import msgspec
 
-from ..credentials import PROVIDER_CREDENTIALS
+from ..credentials import provider_credentials
 from ..messages import ContentBlock, ImageData
 from .file_state import FileReads
 from .spec import ToolSpec
@@ -86,7 +86,7 @@ class ShellState(msgspec.Struct):
 
     cwd: Path | None = None
     """Where the next command starts (None: the workspace root)."""
-    withheld: frozenset[str] = PROVIDER_CREDENTIALS
+    withheld: frozenset[str] = msgspec.field(default_factory=provider_credentials)
     """Environment variables commands do not get: the credentials ram uses (see `shell_env`)."""
 
 

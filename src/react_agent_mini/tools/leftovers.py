@@ -22,7 +22,7 @@ stderr naming them. Signals go through pidfds where the kernel has them, so a pi
 
 Three kinds of command are tracked alike: a Bash call; a Bash call with `run_in_background` (`bash_background`),
 whose bash is itself one of its processes (`Command(background=True)`: nobody waits for it, and it is stopped at
-exit with the rest); and a command hook (`command_hooks.run`), whose children that outlive it (`server &`,
+exit with the rest); and a command hook (`hooks.command.run`), whose children that outlive it (`server &`,
 `setsid ...`) live on, as a Bash call's do, until ram exits.
 
 ram does not make itself a child subreaper (PR_SET_CHILD_SUBREAPER): orphans would then become its children, but

@@ -14,19 +14,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..abort import Aborted, AbortSignal
 from ..events import Notice, ToolFinished, ToolProgress, ToolStarted
-from ..hooks import Hooks
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..trace import trace
 from . import call_errors
 from .approval import Allow, CanUseTool, Deny, HookPermission, ToolCallInfo
 from .base import Tool, ToolContext, ToolInputError, ToolOutput, ToolRegistry
 from .observed import observed
+
+if TYPE_CHECKING:
+    from ..hooks import Hooks  # handed in by the session: the tools sit below the hooks
 
 MAX_PARALLEL = 10
 """Concurrency-safe calls of one message run at most this many at a time (Claude Code's default is 10)."""

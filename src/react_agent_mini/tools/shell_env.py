@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from ..credentials import PROVIDER_CREDENTIALS, SEARCH_CREDENTIALS
+from ..credentials import own_credentials
 
 PR_SET_DUMPABLE = 4
 """prctl(2)'s option for the flag that says whether a process dumps core and can be read through /proc and ptrace."""
@@ -54,7 +54,7 @@ def credential_variables(cwd: Path, env: Mapping[str, str]) -> frozenset[str]:
     reports them)."""
     from ..mcp.config import config_files
 
-    names = set(PROVIDER_CREDENTIALS | SEARCH_CREDENTIALS)
+    names = set(own_credentials())
     for path, _scope, _named in config_files(cwd, env):
         try:
             data: Any = msgspec.json.decode(path.read_bytes())
@@ -81,7 +81,7 @@ def _remote_references(entry: Mapping[str, Any]) -> set[str]:
 def guard_own_process() -> bool:
     """Make ram's own process unreadable to the processes it starts (Linux: `prctl(PR_SET_DUMPABLE, 0)`; see the
     module docstring for what it protects and costs). Called by every place that starts a process the project or
-    the model chose — Bash (`tools.bash`), hooks (`command_hooks.run`), MCP stdio servers (`mcp.transport`) — just
+    the model chose — Bash (`tools.bash`), hooks (`hooks.command.run`), MCP stdio servers (`mcp.transport`) — just
     before it does; only the first call does the work, so ram's start-up never pays for `ctypes` (≈2 ms warm,
     ≈6 ms cold to import; the call itself ≈20 µs). True when the process is guarded."""
     global _guarded

@@ -25,10 +25,10 @@ HEADINGS: dict[ItemKind, str] = {
 
 def project_items(cwd: Path, env: Mapping[str, str], sources: Iterable[str] | None = None) -> list[TrustItem]:
     """What trusting `cwd` would enable, in the order the loaders meet it (`sources`: `--setting-sources`)."""
-    from ..command_hooks.config import load_command_hooks
     from ..context import user_config_dir
     from ..custom_commands.catalog import discover_commands
     from ..custom_commands.invoke import trust_item
+    from ..hooks.command.config import load_command_hooks
     from ..mcp.config import load_mcp_config
     from ..permissions.settings import load_permissions
 

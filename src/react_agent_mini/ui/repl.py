@@ -286,7 +286,7 @@ class Repl:
         if not self.turns.answered or hooks is None:
             return None
         self.turns.answered = False
-        from ..session_hooks import NOTIFY_IDLE, notify
+        from ..hooks.session import NOTIFY_IDLE, notify
 
         def fire() -> None:
             notify(hooks, "ram is waiting for your input", NOTIFY_IDLE)

@@ -22,7 +22,7 @@ option:
 KIND is one of KINDS; `file` and `names` values are paths the command reads, `cmd` and `script` values are
 commands it runs. `Spec.operands` lists the operand slots in order (`"pattern file*"`: the first operand is the
 pattern, unless an option with `+pattern` supplied it, and every other operand a file it reads); see ROLES.
-`Spec.examples` must be read-only and `Spec.counterexamples` must not be: `programs.check_examples()` runs them
+`Spec.examples` must be read-only and `Spec.counterexamples` must not be: `examples.check_examples()` runs them
 through the whole analysis (the test suite does; compiling a spec checks only its grammar, which is cheap).
 """
 

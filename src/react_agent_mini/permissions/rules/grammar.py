@@ -27,10 +27,11 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
+from ...permission_modes import PERMISSION_MODES as PERMISSION_MODES
+from ...permission_modes import PermissionMode as PermissionMode
+
 RuleKind: TypeAlias = Literal["allow", "ask", "deny"]
 Verdict: TypeAlias = RuleKind
-PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
 RULE_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
 
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})

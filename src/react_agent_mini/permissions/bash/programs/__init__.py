@@ -8,16 +8,17 @@ tools whose "always" rules keep a subcommand (`cargo test`). A program missing f
 run anything its words name, and may touch any path they name.
 
 Specs are compiled on first lookup, each once (a dictionary of the raw specs is built when this package is
-imported, on the first Bash permission check). Their examples are checked by `check_examples`, which runs each
-through the whole analysis: the test suite calls it, the first permission check does not (compiling every spec
-and checking every example costs about 22 ms, twice what the whole first check costs without them).
+imported, on the first Bash permission check). Their examples are checked by `examples.check_examples`, which
+runs each through the whole analysis: the test suite calls it, the first permission check does not (compiling
+every spec and checking every example costs about 22 ms, twice what the whole first check costs without them).
+It lives beside the analysis, not here: the analysis reads this table, so the table must import nothing of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from ..spec import Program, Spec, compile_spec, compiled
+from ..spec import Program, Spec, compiled
 from . import builtins, coreutils, files, filters, git, others, search
 
 _SPECS: dict[str, Spec] = {}
@@ -51,22 +52,3 @@ def _subcommands(parent: str, spec: Spec) -> Iterator[tuple[str, Spec]]:
         name = f"{parent} {sub.names.split()[0]}"
         yield name, sub
         yield from _subcommands(name, sub)
-
-
-def check_examples(table: Iterable[tuple[str, Spec]] | None = None) -> list[str]:
-    """Every spec compiled and every example run through the analysis: the examples that are not read-only and the
-    counterexamples that are, one line each (empty when the table keeps its word). `table`: other specs to check
-    (default: this table). An example is judged by the table as it is, so a spec checked here must be in it."""
-    from ..analysis import analyze
-
-    wrong: list[str] = []
-    for name, spec in table if table is not None else specs():
-        compile_spec(spec)
-        for example in spec.examples:
-            analysis = analyze(example)
-            if not analysis.read_only:
-                wrong.append(f"{name}: {example!r} should be read-only ({analysis.reason})")
-        for counter in spec.counterexamples:
-            if analyze(counter).read_only:
-                wrong.append(f"{name}: {counter!r} should not be read-only")
-    return wrong

@@ -1,16 +1,16 @@
-"""Hooks: code that runs at fixed points of a session and may steer it, with Claude Code's semantics.
+"""The hooks of one session (`Hooks`): the registered handlers, and running those of an event to one verdict.
 
-A hook is a handler registered for an event (`PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `Stop`, ...)
+A hook is a handler registered for an event (`hooks.spec` declares them: `PreToolUse`, `PostToolUse`, `Stop`, ...)
 with a matcher on tool names. It receives the event's JSON (Claude Code's field names: `session_id`, `cwd`,
 `hook_event_name`, `tool_name`, `tool_input`, ...) and answers with Claude Code's hook output (`continue`,
 `stopReason`, `decision`, `reason`, `systemMessage`, `hookSpecificOutput` with `permissionDecision`,
 `updatedInput`, `additionalContext`). Handlers come from whoever drives the session — command hooks from
-settings files (`command_hooks`), the Claude Agent SDK's hook callbacks over stream-json, a library caller — and
-all feed this one mechanism. Matching handlers of one event run concurrently; their answers are combined into
-one `HookVerdict` (deny beats ask beats allow; any block blocks). A handler that fails or exceeds its timeout
-costs one warning and has no effect. Every text an answer carries (context, reasons, messages) is cut to
-`Hooks.text_tokens()` as it comes in: a hook may print megabytes, and what it says reaches the model's window
-and every later request (compact/hook_context.py).
+settings files (`hooks.command`), the Claude Agent SDK's hook callbacks over stream-json, a library's
+`AgentHooks` (`hooks.typed`) — and all feed this one mechanism. Matching handlers of one event run concurrently;
+their answers are combined into one `HookVerdict` (deny beats ask beats allow; any block blocks). A handler that
+fails or exceeds its timeout costs one warning and has no effect. Every text an answer carries (context, reasons,
+messages) is cut to `Hooks.text_tokens()` as it comes in: a hook may print megabytes, and what it says reaches the
+model's window and every later request (compact/hook_context.py).
 """
 
 from __future__ import annotations
@@ -23,30 +23,9 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-HookEvent: TypeAlias = Literal[
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-    "Notification",
-]
-HOOK_EVENTS: tuple[HookEvent, ...] = (
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-    "Notification",
-)
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a hook may take (Claude Code's default)."""
+from .spec import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+from .spec import HOOK_EVENTS as HOOK_EVENTS
+from .spec import HookEvent as HookEvent
 
 PermissionVerdict: TypeAlias = Literal["allow", "deny", "ask", ""]
 
@@ -245,7 +224,7 @@ class Hooks:
         # each handler gets its own copy, as a command hook gets JSON: what one does to it reaches neither the
         # others nor the history (a tool_input shares its lists and dicts with the tool_use block)
         outcomes = await asyncio.gather(*(_run_one(e, copy.deepcopy(payload)) for e in matching))
-        from .compact.hook_context import fit  # not at the top: compact/ imports tools/, which import hooks
+        from ..compact.hook_context import fit  # not at the top: compact/ imports tools/, which import hooks
 
         tokens = self.text_tokens()
         for outcome in outcomes:
@@ -258,8 +237,8 @@ class Hooks:
 
 def _default_text_tokens() -> int:
     """The budget for the default window (a session sets its model's)."""
-    from .compact.hook_context import budget_tokens
-    from .compact.tokens import DEFAULT_CONTEXT_WINDOW
+    from ..compact.hook_context import budget_tokens
+    from ..compact.tokens import DEFAULT_CONTEXT_WINDOW
 
     return budget_tokens(DEFAULT_CONTEXT_WINDOW)
 
@@ -267,7 +246,7 @@ def _default_text_tokens() -> int:
 def _fitted(output: HookOutput, tokens: int) -> HookOutput:
     """`output` with each text it carries for the model or the user cut to `tokens` (the same object when none
     is over: the common case costs a length check)."""
-    from .compact.hook_context import fit
+    from ..compact.hook_context import fit
 
     fields = ("stop_reason", "reason", "system_message", "permission_reason", "additional_context")
     changed = {name: fitted for name in fields if (fitted := fit(text := getattr(output, name), tokens)) is not text}

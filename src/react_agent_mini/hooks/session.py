@@ -19,14 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .compact.controller import Compaction, Trigger
-from .hooks import Hooks
-from .messages import Message, user_text
-from .permissions.policy import PermissionPolicy, PermissionRequest
-from .tools.base import ShellState
+from ..compact.controller import Compaction, Trigger
+from ..messages import Message, user_text
+from ..permissions.policy import PermissionPolicy, PermissionRequest
+from ..tools.base import ShellState
+from .runner import Hooks
 
 if TYPE_CHECKING:
-    from .command_hooks.config import LoadedHooks
+    from .command.config import LoadedHooks
 
 NOTIFY_PERMISSION = "permission_prompt"
 SESSION_START_CONTEXT = "SessionStart hook additional context: "
@@ -46,9 +46,9 @@ def session_hooks(
     warnings += loaded.warnings
     if not loaded.hooks:
         return given
-    from .command_hooks.config import project_hooks_line
-    from .command_hooks.run import hook_entry
-    from .tools.shell_env import command_environment
+    from ..tools.shell_env import command_environment
+    from .command.config import project_hooks_line
+    from .command.run import hook_entry
 
     def environment() -> Mapping[str, str]:  # as Bash commands get it: ram's own credentials withheld
         return command_environment(os.environ, shell.withheld)

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from ..hooks import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
-from ..permissions.settings import near_miss, settings_files, user_settings_path
+from ...permissions.settings import near_miss, settings_files, user_settings_path
+from ..spec import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
 
 if TYPE_CHECKING:
-    from ..trust.gate import TrustGate
-    from ..trust.items import TrustItem
+    from ...trust.gate import TrustGate
+    from ...trust.items import TrustItem
 
 
 class CommandHook(msgspec.Struct, frozen=True):
@@ -112,7 +112,7 @@ def load_command_hooks(
 
 def trust_item(hook: CommandHook) -> TrustItem:
     """What the user approves when trusting `hook` (a project's)."""
-    from ..trust.items import make_item
+    from ...trust.items import make_item
 
     where = f"{hook.event}({hook.matcher})" if hook.matcher else hook.event
     content = {"event": hook.event, "matcher": hook.matcher, "command": hook.command, "timeout": hook.timeout}

@@ -33,15 +33,16 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..hooks import HookEntry, HookEvent, HookHandler, HookOutput
-from ..tools.leftovers import MARK, Command, Scan, Targets, watch
-from ..tools.shell_env import guard_own_process
+from ...tools.leftovers import MARK, Command, Scan, Targets, watch
+from ...tools.shell_env import guard_own_process
+from ..runner import HookEntry, HookEvent, HookHandler, HookOutput
+from ..spec import EVENTS
 from .config import CommandHook
 
-BLOCKING = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
-"""Events an exit code 2 blocks (the others only show its stderr)."""
-CONTEXT_FROM_STDOUT = frozenset({"UserPromptSubmit", "SessionStart"})
-"""Events whose plain stdout becomes context for the model."""
+BLOCKING = frozenset(event for event, spec in EVENTS.items() if spec.exit_2_blocks)
+"""Events an exit code 2 blocks (the others only show its stderr): `hooks.spec` says which."""
+CONTEXT_FROM_STDOUT = frozenset(event for event, spec in EVENTS.items() if spec.stdout_is_context)
+"""Events whose plain stdout becomes context for the model: `hooks.spec` says which."""
 SHELL = "/bin/sh"
 OUTPUT_CAP = 1 << 20
 """Bytes of stdout and of stderr read from one hook (a JSON answer within them parses as it would whole)."""
