@@ -13,7 +13,9 @@ commit, the session, the patch (`git add -A; git diff --cached BASE`), the test 
   and Docker or local environments, so it is only reported as present or not.
 
 Runs alternate A B A B after one warm-up each; the figure is the median wall time per batch and tasks per second,
-with the ratio to `ram batch`. Noisy shared machines: read the ratios.
+with the ratio to `ram batch`, and the peak memory of each side's whole process tree (`_tree_memory`): summed PSS,
+where pages shared by processes count once in all (the fair sum for processes that share an interpreter's pages),
+beside summed RSS. Noisy shared machines: read the ratios.
 Run: `.venv/bin/python -m benchmarks.batch_throughput [--runs 3] [--tasks 32] [--ray]`.
 """
 
@@ -34,11 +36,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from tests.batch.batch_support import ALLOW_TEST, TEST_COMMAND, batch_env, fixing_model, git, latest, make_tasks
 from tests.fakes.fake_llm import FakeLLMServer
 
 from ._stats import fmt_seconds
+from ._tree_memory import TreeMemory
 
 WORKERS = 8
 RAY_ENV = {
@@ -73,34 +77,50 @@ def _env(base_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_ram_batch(tasks: Path, out: Path, base_url: str, *flags: str) -> float:
+class Run(NamedTuple):
+    seconds: float
+    peak_pss: int
+    """Peak summed PSS of the whole process tree, bytes."""
+    peak_rss: int
+
+
+def run_measured(command: list[str], env: dict[str, str], stdin: str | None = None) -> tuple[Run, int, str]:
+    """Run `command` with its tree's memory sampled: the figures, its exit code and the end of its stderr."""
     started = time.monotonic()
-    command = [*ram(), "batch", str(tasks), "--out", str(out), "--workers", str(WORKERS), "--allowed-tools", ALLOW_TEST]
-    done = subprocess.run([*command, *flags], env=_env(base_url), capture_output=True, text=True)
+    process = subprocess.Popen(
+        command, env=env, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    sampler = TreeMemory(process.pid)
+    sampler.start()
+    _, err = process.communicate(stdin)
     seconds = time.monotonic() - started
+    sampler.stop()
+    return Run(seconds, sampler.peak_pss, sampler.peak_rss), process.returncode, err[-2000:]
+
+
+def run_ram_batch(tasks: Path, out: Path, base_url: str, *flags: str) -> Run:
+    command = [*ram(), "batch", str(tasks), "--out", str(out), "--workers", str(WORKERS), "--allowed-tools", ALLOW_TEST]
+    run, code, err = run_measured([*command, *flags], _env(base_url))
     rows = latest(out)
-    if done.returncode != 0 or sum(row["status"] == "completed" for row in rows.values()) != len(rows):
-        raise SystemExit(f"ram batch failed ({done.returncode}): {done.stderr[-2000:]}")
-    return seconds
+    if code != 0 or sum(row["status"] == "completed" for row in rows.values()) != len(rows):
+        raise SystemExit(f"ram batch failed ({code}): {err}")
+    return run
 
 
-def run_xargs(lines: list[tuple[str, str, str]], out: Path, base_url: str) -> float:
+def run_xargs(lines: list[tuple[str, str, str]], out: Path, base_url: str) -> Run:
     out.mkdir(parents=True)
     script = out / "task.sh"
     script.write_text(
         XARGS_TASK.format(ram=shlex.join(ram()), allow=shlex.quote(ALLOW_TEST), test=TEST_COMMAND)
     )  # fmt: skip
     argv = "".join(f"{task_id}\n{repo}\n{base}\n{out}\n" for task_id, repo, base in lines)
-    started = time.monotonic()
-    done = subprocess.run(
-        ["xargs", "-P", str(WORKERS), "-n", "4", "bash", str(script)],
-        input=argv, env=_env(base_url), capture_output=True, text=True,
-    )  # fmt: skip
-    seconds = time.monotonic() - started
+    command = ["xargs", "-P", str(WORKERS), "-n", "4", "bash", str(script)]
+    run, code, err = run_measured(command, _env(base_url), stdin=argv)
     passed = (out / "tests").read_text().split().count("0") if (out / "tests").exists() else 0
-    if done.returncode != 0 or passed != len(lines):
-        raise SystemExit(f"xargs failed ({done.returncode}, {passed} passed): {done.stderr[-2000:]}")
-    return seconds
+    if code != 0 or passed != len(lines):
+        raise SystemExit(f"xargs failed ({code}, {passed} passed): {err}")
+    return run
 
 
 @contextmanager
@@ -127,8 +147,8 @@ def ray_cluster(env: dict[str, str]) -> Iterator[str]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def measure(runs: int, contenders: dict[str, Callable[[int], float]]) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+def measure(runs: int, contenders: dict[str, Callable[[int], Run]]) -> dict[str, list[Run]]:
+    times: dict[str, list[Run]] = {name: [] for name in contenders}
     for run in contenders.values():
         run(-1)  # warm-up: bytecode, page cache, the first clone
     for number in range(runs):
@@ -158,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
         with FakeLLMServer(api_key="test-key") as server, ExitStack() as stack:
             server.set_responder(fixing_model())
             url = server.openai_base_url
-            contenders: dict[str, Callable[[int], float]] = {
+            contenders: dict[str, Callable[[int], Run]] = {
                 "ram batch (pool)": lambda n: run_ram_batch(tasks, root / f"pool-{n}", url),
                 "xargs -P 8 of headless ram": lambda n: run_xargs(xargs_lines, root / f"xargs-{n}", url),
             }
@@ -169,14 +189,19 @@ def main(argv: list[str] | None = None) -> None:
                     tasks, root / f"ray-{n}", url, "--ray", address, "--ray-num-cpus", "0.25"
                 )
             times = measure(args.runs, contenders)
-        base = statistics.median(times["ram batch (pool)"])
+        base = statistics.median(run.seconds for run in times["ram batch (pool)"])
+        base_pss = statistics.median(run.peak_pss for run in times["xargs -P 8 of headless ram"])
         print(f"{args.tasks} tasks, {WORKERS} at a time, 4 model calls each (loopback fake model), {args.runs} runs")
+        print("memory: peak of the whole process tree, summed PSS (shared pages divided) and summed RSS; medians")
         for name, samples in times.items():
-            median = statistics.median(samples)
+            median = statistics.median(run.seconds for run in samples)
+            pss = statistics.median(run.peak_pss for run in samples)
+            rss = statistics.median(run.peak_rss for run in samples)
             rate = args.tasks / median
             print(
-                f"{name:<30} median {fmt_seconds(median):>9}  min {fmt_seconds(min(samples)):>9}  "
-                f"{rate:5.1f} tasks/s  {median / base:4.2f}× ram batch"
+                f"{name:<30} median {fmt_seconds(median):>9}  min {fmt_seconds(min(r.seconds for r in samples)):>9}  "
+                f"{rate:5.1f} tasks/s  {median / base:4.2f}× ram batch  PSS {pss / 2**20:5.0f} MiB "
+                f"({pss / base_pss:4.2f}× xargs)  RSS {rss / 2**20:5.0f} MiB"
             )
         present = importlib.util.find_spec("minisweagent") is not None or shutil.which("mini-extra") is not None
         print(

@@ -1,7 +1,10 @@
 """A worker process of the local pool: `python -m react_agent_mini.batch.child`.
 
 Its stdin brings the settings (first line) and then one task per line; its stdout answers each task with JSON
-lines — progress after every model call, then the outcome. It runs in a session of its own, so a terminal's
+lines — progress after every model call, then the outcome (both name their task). It runs each task as soon as it
+arrives, several at once (the pool sends at most `TASKS_PER_PROCESS`): a task spends its time waiting for the
+model, so one interpreter and one copy of ram's modules serve them all. Input ending means no more tasks: it
+finishes the running ones and exits. It runs in a session of its own, so a terminal's
 Ctrl+C reaches only the driver, which decides: SIGTERM (or stdin closing) stops the running task gently and ends
 the process, and so does the driver's death (it would have nobody to report to); stderr (ram's warnings) goes to
 a log file in DIR/logs — where a full disk makes a warning fail to be written, not the task.
@@ -15,10 +18,12 @@ import io
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import msgspec
 
+from .engine import lost
 from .limiter import FileLimiter, Limiter, NoLimiter
 from .outcome import Outcome, Progress
 from .settings import RunSettings, from_json, to_json
@@ -26,6 +31,8 @@ from .tasks import BatchTask
 
 LINE_LIMIT = 1 << 30
 """Longest line either side reads (an outcome carries its whole transcript)."""
+TASKS_PER_PROCESS = 8
+"""Most tasks a worker process runs at once (the pool starts a process per CPU, more past this many tasks each)."""
 
 
 class ProgressLine(msgspec.Struct, tag="progress"):
@@ -65,8 +72,19 @@ async def serve() -> int:
             await asyncio.sleep(1.0)
         stop.set()
 
+    async def one(task: BatchTask) -> None:
+        started = time.monotonic()
+        try:
+            outcome = await run_task(
+                task, settings, limiter=limiter, stop=stop, report=lambda p: send(ProgressLine(p))
+            )  # fmt: skip
+        except Exception as exc:  # a bug of ours: this task's error, not the end of the others
+            outcome = lost(task, "error", f"internal error: {type(exc).__name__}: {exc}", started)
+        send(OutcomeLine(outcome))
+
     watcher = asyncio.ensure_future(orphaned())
     stopping = asyncio.ensure_future(stop.wait())
+    running: set[asyncio.Future[None]] = set()
     while not stop.is_set():
         reading = asyncio.ensure_future(reader.readline())
         await asyncio.wait({reading, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -76,9 +94,11 @@ async def serve() -> int:
         line = reading.result()
         if not line:
             break
-        task = from_json(line, BatchTask)
-        outcome = await run_task(task, settings, limiter=limiter, stop=stop, report=lambda p: send(ProgressLine(p)))
-        send(OutcomeLine(outcome))
+        job = asyncio.ensure_future(one(from_json(line, BatchTask)))
+        running.add(job)
+        job.add_done_callback(running.discard)
+    if running:  # stopping: they stop themselves (and say so); input ended: they finish
+        await asyncio.wait(set(running))
     stopping.cancel()
     watcher.cancel()
     return 0

@@ -1,10 +1,13 @@
-"""The default engine: `--workers N` worker processes on this machine, each running one task at a time.
+"""The default engine: `--workers N` tasks at once on this machine, in worker processes that run several each.
 
-A worker (`child.py`) is started once and runs task after task, so the interpreter and ram's modules load N times
-per batch, not once per task. Each lane of the pool keeps one worker busy; a worker that dies is reported as its
-task's `error` and replaced, and one that does not stop within `HARD_MARGIN` seconds after its task's time limit is
-killed (its task: `timeout`). Stopping asks every worker to stop its task (SIGTERM; the outcome comes back as
-`interrupted`); forcing kills their process groups.
+A worker (`child.py`) is started once and runs task after task, up to `TASKS_PER_PROCESS` at a time (a task mostly waits
+for the model): one process per CPU, more only past `TASKS_PER_PROCESS` tasks each, so `--workers 8` on two CPUs is two
+processes running four tasks each — the interpreter and ram's modules load twice, not eight times, and the batch takes
+half the memory, as fast. Each lane of the pool keeps one task running in its slot's worker; a worker that dies is
+reported as the `error` of each task it was running and replaced, and one that does not stop within `HARD_MARGIN`
+seconds after a task's time limit is killed (that task: `timeout`; the others it ran: `error`, saying why). Stopping
+asks every worker to stop its tasks (SIGTERM; their outcomes come back as `interrupted`); forcing kills their process
+groups.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from .child import LINE_LIMIT, ChildLine, OutcomeLine, ProgressLine
+from .child import LINE_LIMIT, TASKS_PER_PROCESS, ChildLine, OutcomeLine, ProgressLine
 from .engine import Sink, lost
 from .outcome import Outcome
 from .settings import RunSettings, from_json, to_json
@@ -31,23 +34,29 @@ HARD_MARGIN = GRACE + 30.0
 
 
 class _Worker:
-    """One worker process."""
+    """One worker process, running up to `TASKS_PER_PROCESS` tasks at once; one reader sorts its lines by task."""
 
-    def __init__(self, process: asyncio.subprocess.Process, log: Path) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, log: Path, sink: Sink) -> None:
         self.process = process
         self.log = log
+        self.sink = sink
         self.terminated = False
-        """Asked to stop: if it dies now, its task was interrupted, not broken."""
+        """Asked to stop: if it dies now, its tasks were interrupted, not broken."""
+        self.killed_for: str | None = None
+        """Why it was killed for one of its tasks (a task that did not stop)."""
+        self._waiting: dict[str, asyncio.Future[Outcome | None]] = {}
+        """Each running task's outcome to come (None: the process died first)."""
+        self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, settings: RunSettings, log: Path) -> _Worker:
+    async def start(cls, settings: RunSettings, log: Path, sink: Sink) -> _Worker:
         with log.open("ab") as err:
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "react_agent_mini.batch.child",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=err,
                 start_new_session=True, limit=LINE_LIMIT,
             )  # fmt: skip
-        worker = cls(process, log)
+        worker = cls(process, log, sink)
         worker._send(to_json(settings))
         return worker
 
@@ -56,36 +65,52 @@ class _Worker:
         if stdin is not None and not stdin.is_closing():
             stdin.write(line + b"\n")
 
-    async def run(self, task: BatchTask, sink: Sink, timeout: float | None) -> Outcome:
-        started = time.monotonic()
-        self._send(to_json(task))
-        deadline = None if timeout is None else started + timeout + HARD_MARGIN
+    async def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        while True:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                raw = await asyncio.wait_for(stdout.readline(), remaining)
-            except TimeoutError:
-                self.kill()
-                return lost(task, "timeout", f"the worker did not stop after {timeout:g} s; killed", started)
-            if not raw:
-                code = await self.process.wait()
-                if self.terminated:
-                    return lost(task, "interrupted", "stopped", started)
-                return lost(task, "error", f"the worker process died (exit {code}; see {self.log})", started)
+        while raw := await stdout.readline():
             line: ChildLine = from_json(raw, ChildLine)  # type: ignore[arg-type]
             if isinstance(line, ProgressLine):
-                sink.progressed(line.progress)
+                self.sink.progressed(line.progress)
             elif isinstance(line, OutcomeLine):
-                return line.outcome
+                waiting = self._waiting.pop(line.outcome.result.id, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(line.outcome)
+        await self.process.wait()
+        for waiting in self._waiting.values():
+            if not waiting.done():
+                waiting.set_result(None)
+
+    async def run(self, task: BatchTask, timeout: float | None) -> Outcome:
+        started = time.monotonic()
+        waiting: asyncio.Future[Outcome | None] = asyncio.get_running_loop().create_future()
+        if self._reader.done():
+            waiting.set_result(None)
+        else:
+            self._waiting[task.id] = waiting
+            self._send(to_json(task))
+        limit = None if timeout is None else timeout + HARD_MARGIN
+        try:
+            outcome = await asyncio.wait_for(asyncio.shield(waiting), limit)
+        except TimeoutError:
+            self.killed_for = f"task {task.id} did not stop after {timeout:g} s"
+            self.kill()
+            return lost(task, "timeout", f"the worker did not stop after {timeout:g} s; killed", started)
+        if outcome is not None:
+            return outcome
+        if self.killed_for is not None:  # another task's: this one is not at fault, but it is gone
+            return lost(task, "error", f"its worker process was killed ({self.killed_for})", started)
+        if self.terminated:
+            return lost(task, "interrupted", "stopped", started)
+        code = self.process.returncode
+        return lost(task, "error", f"the worker process died (exit {code}; see {self.log})", started)
 
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None
+        return self.process.returncode is None and not self._reader.done()
 
     def terminate(self) -> None:
-        """Stop the running task gently and end (no more tasks are read)."""
+        """Stop the running tasks gently and end (no more tasks are read)."""
         self.terminated = True
         with contextlib.suppress(ProcessLookupError):
             self.process.send_signal(signal.SIGTERM)
@@ -105,6 +130,31 @@ class _Worker:
         except TimeoutError:
             self.kill()
             await self.process.wait()
+        await asyncio.wait({self._reader})
+
+
+class _Slot:
+    """A worker process shared by several lanes: started when the first needs it, again when it died, and
+    closed when its last lane is done."""
+
+    def __init__(self, engine: PoolEngine, number: int, lanes: int) -> None:
+        self.engine, self.number, self.lanes = engine, number, lanes
+        self.worker: _Worker | None = None
+        self._lock = asyncio.Lock()
+
+    async def get(self, sink: Sink) -> _Worker:
+        async with self._lock:
+            if self.worker is None or not self.worker.alive:
+                log = self.engine.log_dir / f"worker-{self.number}.log"
+                self.worker = await _Worker.start(self.engine.settings, log, sink)
+                self.engine._live.add(self.worker)
+            return self.worker
+
+    async def leave(self) -> None:
+        self.lanes -= 1
+        if self.lanes == 0 and self.worker is not None:
+            await self.worker.close()
+            self.engine._live.discard(self.worker)
 
 
 class PoolEngine:
@@ -121,25 +171,25 @@ class PoolEngine:
 
     async def run(self, tasks: Sequence[BatchTask], sink: Sink) -> None:
         pending = deque(tasks)
+        lanes = min(self.workers, len(tasks))
+        if lanes == 0:
+            return
+        count = max(-(-lanes // TASKS_PER_PROCESS), min(os.cpu_count() or 1, lanes))  # every CPU used
+        slots = [_Slot(self, n + 1, len(range(n, lanes, count))) for n in range(count)]
 
-        async def lane(number: int) -> None:
-            worker: _Worker | None = None
+        async def lane(slot: _Slot) -> None:
             try:
                 while pending and not self._stopping:
-                    if worker is None or not worker.alive:
-                        worker = await _Worker.start(self.settings, self.log_dir / f"worker-{number}.log")
-                        self._live.add(worker)
-                        if self._stopping:
-                            break
+                    worker = await slot.get(sink)
+                    if self._stopping:
+                        break
                     task = pending.popleft()
                     sink.started(task)
-                    sink.finished(await worker.run(task, sink, task.timeout or self.settings.timeout))
+                    sink.finished(await worker.run(task, task.timeout or self.settings.timeout))
             finally:
-                if worker is not None:
-                    await worker.close()
-                    self._live.discard(worker)
+                await slot.leave()
 
-        await asyncio.gather(*(lane(n + 1) for n in range(min(self.workers, len(tasks)))))
+        await asyncio.gather(*(lane(slots[n % count]) for n in range(lanes)))
 
     def stop(self, *, force: bool = False) -> None:
         self._stopping = True

@@ -19,6 +19,11 @@ machine and DIR, so a task run again in a later run uses the same folder. A work
 behind with a lock nobody holds (`workspace.claim`): every task sweeps its node's `ram-batch` before it starts,
 and at the end the driver sweeps every node its tasks ran on.
 
+A task whose repository is on the driver's disk (a path, a `file://` URL) does not need a shared disk: the driver
+packs the repository once as a git bundle and puts it in Ray's object store, and each node fetches it once, checks
+it and keeps a copy for the batch (`shipping.py`); a node's copies go with the driver's sweep at the end. The driver
+notes in the log how many nodes ran tasks and how many bytes the repositories took.
+
 The workers must be able to import ram: a cluster whose image has it, or a `--ray-runtime-env`, e.g.
 `{"pip": ["react-agent-mini"]}`, or `{"py_modules": ["/path/to/src/react_agent_mini"], "pip": [its dependencies]}`
 for a checkout. The driver adds its `ALLOW_WRITE`, `RAM_*` and compaction variables to the job's `env_vars`.
@@ -43,11 +48,14 @@ from typing import Any, TextIO
 
 import msgspec
 
+from . import shipping
 from .engine import EngineUnavailable, Sink, lost
 from .limiter import BackoffState
 from .outcome import Outcome, Progress
 from .settings import RunSettings, from_json, to_json
+from .shipping import Shipment
 from .tasks import BatchTask
+from .workspace import WorkspaceError, sweep_area
 
 POLL = 0.5
 """Seconds between the workers' looks at the stop switch, and the driver's at progress."""
@@ -130,13 +138,20 @@ class ActorLimiter:
         await self.actor.succeeded.remote(key)
 
 
-def run_on_ray(task_json: bytes, settings_json: bytes, coordinator: Any) -> bytes:
-    """The Ray task: run one batch task on this worker; its outcome as JSON."""
-    return asyncio.run(_run_remote(from_json(task_json, BatchTask), from_json(settings_json, RunSettings), coordinator))
+def run_on_ray(
+    task_json: bytes, settings_json: bytes, coordinator: Any, shipment_json: bytes | None = None, bundle: Any = None
+) -> bytes:
+    """The Ray task: run one batch task on this worker; its outcome as JSON. `shipment_json` and `bundle` (a list
+    holding the bundle's reference, so that Ray leaves the fetching to us) for a repository that travels with it."""
+    task, settings = from_json(task_json, BatchTask), from_json(settings_json, RunSettings)
+    shipment = from_json(shipment_json, Shipment) if shipment_json is not None else None
+    return asyncio.run(_run_remote(task, settings, coordinator, shipment, bundle))
 
 
-async def _run_remote(task: BatchTask, settings: RunSettings, coordinator: Any) -> bytes:
-    from .worker import run_task
+async def _run_remote(
+    task: BatchTask, settings: RunSettings, coordinator: Any, shipment: Shipment | None = None, bundle: Any = None
+) -> bytes:
+    from .worker import DEFAULT_ROOT, run_task
 
     stop = asyncio.Event()
 
@@ -151,6 +166,13 @@ async def _run_remote(task: BatchTask, settings: RunSettings, coordinator: Any) 
     import ray
 
     await coordinator.began.remote(task.id, ray.get_runtime_context().get_node_id())
+    if shipment is not None:  # the repository travelled with the task: this node's verified copy of it
+        root = Path(tempfile.gettempdir(), settings.workspace_root or DEFAULT_ROOT)
+        try:
+            copy = await shipping.receive(shipment, lambda: asyncio.wrap_future(bundle[0].future()), root)
+        except (shipping.ShippingError, WorkspaceError) as exc:
+            return to_json(lost(task, "error", str(exc), time.monotonic()))
+        task = msgspec.structs.replace(task, repo=str(copy))
     watcher = asyncio.ensure_future(watch())
     try:
         outcome = await run_task(task, settings, limiter=ActorLimiter(coordinator), stop=stop, report=report)
@@ -159,11 +181,12 @@ async def _run_remote(task: BatchTask, settings: RunSettings, coordinator: Any) 
     return to_json(outcome)
 
 
-def sweep_node() -> int:
-    """Run on a node at the end: remove the workspaces of workers that died there; how many."""
-    from . import workspace
-
-    return len(workspace.sweep_area(Path(tempfile.gettempdir(), AREA)))
+def sweep_node(root: str) -> int:
+    """Run on a node at the end: remove the workspaces of workers that died there, and the repositories that
+    arrived for the batch whose root is `root`; how many workspaces."""
+    removed = len(sweep_area(Path(tempfile.gettempdir(), AREA)))
+    shipping.remove_shipped(Path(tempfile.gettempdir(), root))
+    return removed
 
 
 def ram_version() -> str:
@@ -291,6 +314,7 @@ class RayEngine:
         coordinator = ray.remote(num_cpus=0)(Coordinator).remote()
         remote = ray.remote(run_on_ray)
         settings = ray.put(to_json(self.settings))
+        shipper = shipping.Shipper(tasks, ray.put)
         pending = deque(tasks)
         running: dict[asyncio.Future[Any], tuple[Any, BatchTask, float]] = {}
         attempts: dict[str, int] = {}
@@ -299,12 +323,19 @@ class RayEngine:
         while running or (pending and not self._stopping):
             while pending and not self._stopping and len(running) < self.workers:
                 task = pending.popleft()
+                sink.started(task)
+                try:
+                    sent, shipment, bundle = await shipper.ready(task)
+                except shipping.ShippingError as exc:  # the task's error, as a worker would have found it
+                    shipper.done(task)
+                    sink.finished(lost(task, "error", str(exc), time.monotonic()))
+                    continue
                 cpus = task.num_cpus if task.num_cpus is not None else self.num_cpus
                 options = {"num_cpus": cpus, "max_retries": MAX_RETRIES, "name": f"ram-batch {task.id}"[:100]}
-                ref = remote.options(**options).remote(to_json(task), settings, coordinator)
+                shipped = (to_json(shipment), [bundle]) if shipment is not None else ()
+                ref = remote.options(**options).remote(to_json(sent), settings, coordinator, *shipped)
                 running[asyncio.wrap_future(ref.future())] = (ref, task, time.monotonic())
                 attempts[task.id] = 1
-                sink.started(task)
             if self._stopping and stop_sent_at is None:
                 coordinator.stop.remote()
                 stop_sent_at = time.monotonic()
@@ -312,6 +343,7 @@ class RayEngine:
             await self._forward_news(coordinator, sink, running, attempts)
             for future in done:
                 ref, task, started = running.pop(future)
+                shipper.done(task)
                 sink.finished(self._outcome(future, task, started, attempts.get(task.id, 1)))
             now = time.monotonic()
             for future, (ref, task, started) in list(running.items()):
@@ -322,6 +354,7 @@ class RayEngine:
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=True)
                     killed.append(ref)
+                    shipper.done(task)
                     del running[future]
                     future.cancel()
                     if overdue and not unstoppable:
@@ -330,9 +363,16 @@ class RayEngine:
                     else:
                         sink.finished(lost(task, "interrupted", "stopped", started))
         await self._forward_news(coordinator, sink, running, attempts)
+        nodes: list[str] = []
+        with contextlib.suppress(Exception):
+            nodes = await coordinator.nodes.remote()
+        self._note(
+            f"tasks ran on {len(nodes)} node(s); {shipper.repositories} local repositories shipped as bundles "
+            f"({shipper.sent_bytes} bytes, packed in {shipper.packing_s:.2f} s)"
+        )
         if not self._force:
             with contextlib.suppress(Exception):
-                await self._sweep(ray, killed, await coordinator.nodes.remote())
+                await self._sweep(ray, killed, nodes)
 
     async def _forward_news(
         self,
@@ -370,7 +410,7 @@ class RayEngine:
         for node in nodes:
             with contextlib.suppress(Exception):
                 strategy = NodeAffinitySchedulingStrategy(node, soft=False)
-                refs.append(sweeper.options(scheduling_strategy=strategy).remote())
+                refs.append(sweeper.options(scheduling_strategy=strategy).remote(self.settings.workspace_root))
         for removed in await asyncio.to_thread(_settle, ray, refs, deadline):
             if removed:
                 self._note(f"removed {removed} workspace(s) of workers that died")

@@ -3,8 +3,9 @@
 Fields: `id` (or SWE-bench's `instance_id`), `prompt` (or `problem_statement`), `repo` (a local path — relative to
 the tasks file — or a git URL; SWE-bench's `owner/name` becomes its GitHub URL when no such directory exists),
 optional `base_commit` (a commit id, tag or branch; not starting with `-`), `setup` and `test` (a shell command or
-a list of them), and per-task options `model`, `max_turns`, `timeout` (seconds) and `num_cpus` (Ray). Other fields
-(SWE-bench carries many) are ignored. A line that is not such an object is reported with its number and skipped;
+a list of them), and per-task options `model`, `max_turns`, `timeout` (seconds), `num_cpus` (Ray) and `image` (a
+container image the task's commands run in, with podman: `environments.py`). Other fields (SWE-bench carries many)
+are ignored. A line that is not such an object is reported with its number and skipped;
 blank lines are skipped silently.
 """
 
@@ -42,6 +43,8 @@ class BatchTask(msgspec.Struct, frozen=True):
     """Seconds for this task instead of the batch's `--timeout`."""
     num_cpus: float | None = None
     """CPUs a Ray worker reserves for this task instead of `--ray-num-cpus`."""
+    image: str | None = None
+    """A container image to run the task's commands in (`environments.Container`); None: the worker's machine."""
     line: int = 0
     """Its line in the tasks file."""
 
@@ -111,6 +114,7 @@ def parse_task(text: str, line: int, base: Path) -> BatchTask:
         max_turns=_positive(data, "max_turns", whole=True),
         timeout=_positive(data, "timeout"),
         num_cpus=_positive(data, "num_cpus", allow_zero=True),
+        image=_optional_text(data, "image"),
         line=line,
     )
 

@@ -6,7 +6,9 @@ every tool call gets its result and the transcript stays valid — and any other
 or test command's whole process group is killed).
 
 The workspace is `<root>/<task's file stem>`, held under `workspace.claim` while the task runs; before it starts,
-the task sweeps away what killed workers left in its root (on Ray, in every batch's root on the node). A task that
+the task sweeps away what killed workers left in its root (on Ray, in every batch's root on the node), their
+containers included. A task with an `image` runs its setup, test and Bash commands in a container of that image
+(`environments.py`); the others on this machine. A task that
 ends while the disk refuses ram's writes (`disk.py`) is not the task's failure: its outcome is `interrupted` with
 `stop_batch` set, and the driver stops the batch.
 """
@@ -33,7 +35,8 @@ from ..pricing import cost_usd
 from ..providers.base import ModelRequest
 from ..providers.retry import RetryPolicy, stream_with_retry
 from ..terminal_text import visible
-from . import disk
+from ..tools.bash import BashTool
+from . import disk, environments
 from . import workspace as ws
 from .limiter import Limiter, endpoint_key, gated
 from .outcome import Outcome, Progress, Status, TaskResult
@@ -75,6 +78,8 @@ class _Run:
         self.path = self.root / file_stem(task.id)
         self.claim: int | None = None
         """The descriptor holding the workspace's lock (`workspace.claim`)."""
+        self.environment = environments.for_task(task.image)
+        """Where its commands run: this machine, or the task's container."""
 
     async def body(self) -> None:
         task = self.task
@@ -85,8 +90,9 @@ class _Run:
             await asyncio.to_thread(ws.remove, path)
         cache = Path(tempfile.gettempdir(), self.settings.repo_cache or "ram-batch/repos")
         self.workspace = await ws.create(task.repo, task.base_commit, path, cache)
+        await self.environment.start(path)
         if task.setup:
-            setup = await ws.run_commands(task.setup, path)
+            setup = await ws.run_commands(task.setup, path, self.environment.command)
             if setup.exit_code != 0:
                 last = setup.output.strip().splitlines()[-1:]
                 raise SetupFailed(f"setup failed (exit {setup.exit_code})" + (f": {last[0][:300]}" if last else ""))
@@ -96,7 +102,7 @@ class _Run:
             return
         self.patch = await ws.patch(self.workspace)
         if task.test and self.halted is None:
-            self.test = await ws.run_commands(task.test, path)
+            self.test = await ws.run_commands(task.test, path, self.environment.command)
 
     async def session(self, workspace: ws.Workspace) -> None:
         task, settings = self.task, self.settings
@@ -112,6 +118,10 @@ class _Run:
         )
         host = self.host = SessionHost.build(config, options)
         host.session.context.changes = None  # a throwaway clone: no checkpoints (no git snapshot per command)
+        inside = self.environment.bash_sandbox(workspace.path)
+        bash = host.session.tools.get("Bash")
+        if inside is not None and isinstance(bash, BashTool):  # its commands run in the task's container
+            bash.sandbox = inside
         self.model = host.model
         self.transcript_path = transcript.sessions_dir(workspace.path) / f"{host.session_id}.jsonl"
         for warning in host.warnings:
@@ -193,9 +203,10 @@ class _Run:
 
     def _sweep(self) -> None:
         """Remove what killed workers left: in this root, and on a node of Ray's, in every batch's root."""
-        ws.sweep(self.root, own=self.path)
+        removed = ws.sweep(self.root, own=self.path)
         if self.area is not None:
-            ws.sweep_area(self.area, own=self.path)
+            removed += ws.sweep_area(self.area, own=self.path)
+        environments.remove_containers(removed)
 
     def disk_problem(self, body: asyncio.Future[None]) -> str | None:
         """Whether the disk refuses ram's writes: what the task's failure says, else a probe of the workspaces'
@@ -209,6 +220,7 @@ class _Run:
         """Remove the workspace (or say where it was kept) and let go of it."""
         if self.claim is None:
             return None
+        self.environment.close()
         kept = self.settings.keep_workspaces and self.workspace is not None
         if not kept:
             ws.remove(self.path)
@@ -266,7 +278,7 @@ def _failure(body: asyncio.Future[None]) -> str | None:
     error = body.exception()
     if error is None:
         return None
-    if isinstance(error, ws.WorkspaceError | SetupFailed):
+    if isinstance(error, ws.WorkspaceError | SetupFailed | environments.EnvironmentError_):
         return str(error)
     return f"internal error: {type(error).__name__}: {error}"
 

@@ -41,7 +41,7 @@ import hashlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -340,9 +340,11 @@ async def git(
     return out.decode(errors="replace")
 
 
-async def run_commands(commands: Sequence[str], cwd: Path) -> CommandResult:
-    """Run `commands` in order with bash in `cwd`, stopping at the first that fails; cancelling kills the running
-    one (its whole process group)."""
+async def run_commands(
+    commands: Sequence[str], cwd: Path, argv: Callable[[str, Path], list[str]] | None = None
+) -> CommandResult:
+    """Run `commands` in order with bash in `cwd` (`argv`: the command line that runs one there, e.g. in the task's
+    container), stopping at the first that fails; cancelling kills the running one (its whole process group)."""
     from ..tools.shell_env import guard_own_process
 
     guard_own_process()  # a task's commands may not read the worker's memory or environment (its keys)
@@ -350,7 +352,8 @@ async def run_commands(commands: Sequence[str], cwd: Path) -> CommandResult:
     output = ""
     for command in commands:
         process = await asyncio.create_subprocess_exec(
-            "/bin/bash", "-c", command, cwd=cwd, env=env, start_new_session=True,
+            *(argv(command, cwd) if argv is not None else ("/bin/bash", "-c", command)), cwd=cwd, env=env,
+            start_new_session=True,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         )  # fmt: skip
         try:
