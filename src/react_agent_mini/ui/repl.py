@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..config import ProviderConfig
 from .completion import Candidate, FileIndex, complete
+from .modes import ModeSwitch
 from .printer import Printer, one_line, recap_text
 from .prompt import LineInput, make_input
 from .prompt_base import Input, PromptInterrupted
@@ -81,6 +82,8 @@ class Repl:
         self.terminal = TerminalModes()
         self.turns = TurnControl(self.printer, self.terminal, self.cwd, lambda: self.host, lambda: self.input)
         self.commands = SlashCommands(self)
+        self.modes = ModeSwitch()
+        """The permission mode the prompt shows and Shift+Tab cycles."""
         self._build_task: asyncio.Future[Assembled] | None = None
         self._last_idle_interrupt = -DOUBLE_PRESS_SECONDS
         self._file_index = FileIndex(self.cwd)
@@ -98,7 +101,7 @@ class Repl:
             self._banner()
         else:
             self.terminal.saved = self.early.saved_tty
-        self.input = make_input(self._complete, self._start_build, self._hand_over)
+        self.input = make_input(self._complete, self._start_build, self._hand_over, self.modes)
         try:
             await self._settle_trust()
         finally:
@@ -212,6 +215,7 @@ class Repl:
 
         self.host, self.built = host, host.built
         built = host.built
+        self.modes.attach(built.policy)
         host.start()
         lines = [f"warning: {warning}" for warning in built.warnings]
         lines += [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in built.permission_settings.errors]

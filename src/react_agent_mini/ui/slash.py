@@ -108,6 +108,8 @@ KEYS_HELP = """keys:
   Esc Enter / Alt+Enter new line (or end the line with \\); pasted text keeps its lines
   Tab                   complete /commands, skills, MCP prompts and @paths
   Up / Down             history (saved across sessions); → takes the grey suggestion
+  Esc                   interrupt the running turn (as Ctrl+C does)
+  Shift+Tab             permission mode: default → accept edits → plan
   Ctrl+C                interrupt the running turn; clear the line; twice on an empty line: exit
   Ctrl+D                exit
   @path                 attach a file to the message (@server:uri attaches an MCP resource)"""
