@@ -262,6 +262,11 @@ class Session:
         if self.on_message is not None:
             self.on_message(message)
 
+    def add_message(self, message: Message) -> None:
+        """Add a message made between turns (a `!command` the user ran, and its output): it joins the history, and
+        the transcript, as a turn's messages do; the model sees it with the next turn."""
+        self._append(message)
+
     def restore(self, messages: Sequence[Message]) -> None:
         """Continue a saved conversation: its messages become the history (they are already on disk)."""
         self.messages = list(messages)

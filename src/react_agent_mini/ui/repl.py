@@ -35,7 +35,7 @@ from .modes import ModeSwitch
 from .printer import Printer, one_line, recap_text
 from .prompt import LineInput, make_input
 from .prompt_base import Input, PromptInterrupted
-from .slash import SlashCommands, is_command
+from .slash import SlashCommands, is_command, is_shell_escape
 from .terminal import TerminalModes
 from .turns import SetupFailed, TurnControl
 
@@ -301,6 +301,12 @@ class Repl:
         text = line.strip()
         if is_command(text):
             return await self.commands.run(text)
+        if is_shell_escape(text):
+            from .shell_escape import shell_escape
+
+            built = await self.ready()
+            await shell_escape(text, built.session.context.cwd, built.session.add_message, self.say)
+            return False
         await self.turn(text, files=True)
         return False
 

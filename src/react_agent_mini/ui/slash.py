@@ -112,7 +112,13 @@ KEYS_HELP = """keys:
   Shift+Tab             permission mode: default → accept edits → plan
   Ctrl+C                interrupt the running turn; clear the line; twice on an empty line: exit
   Ctrl+D                exit
+  !command              run a shell command yourself (no question); it and its output join the conversation
   @path                 attach a file to the message (@server:uri attaches an MCP resource)"""
+
+
+def is_shell_escape(line: str) -> bool:
+    """A message that starts with `!` is a shell command the user runs (`shell_escape.py`; `!` alone is not)."""
+    return line.startswith("!") and bool(line[1:].strip())
 
 
 def is_command(line: str) -> bool:
