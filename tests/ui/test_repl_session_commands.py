@@ -36,3 +36,40 @@ def test_a_bang_command_runs_without_a_question_and_joins_the_conversation(
     saved = transcript.list_sessions(tmp_path)[0]
     texts = [m.text for m in transcript.load(saved.path).messages]
     assert texts[0].startswith("<bash-input>cat notes.txt") and texts[1].startswith("<bash-stdout>alpha")
+
+
+def test_slash_model_lists_the_known_models_and_switches_window_price_and_requests(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply(text="first answer"), Reply(text="second answer"))
+    with ram_term(fake_llm, tmp_path) as term:
+        term.prompt()
+        term.line("hello")
+        term.expect("first answer")
+        term.prompt()
+        term.line("/model")
+        listing = term.expect("gpt-4o-mini")
+        assert "model: deepseek-chat (window 128k · $0.28 / $0.42 per Mtok in/out)" in listing
+        assert "● deepseek-chat" in term.expect("deepseek-reasoner")
+        assert "claude-" not in listing  # an OpenAI-compatible endpoint: Claude models are not offered
+        term.prompt()
+        term.line("/model gpt-4.1")
+        term.expect("model: deepseek-chat → gpt-4.1 (window 1.0M · $2.00 / $8.00 per Mtok in/out)")
+        term.prompt()
+        term.line("/status")
+        status = term.expect("session ")
+        assert "openai:gpt-4.1" in status and "of 1,047,576 tokens" in status
+        term.prompt()
+        term.line("and now?")
+        term.expect("second answer")
+        term.prompt()
+        term.line("/model llama-local")
+        term.expect("no cost is shown")
+        term.prompt()
+        term.line("/model two words")
+        term.expect("usage: /model")
+        term.prompt()
+        term.send("\x04")
+        assert term.wait() == 0
+    assert [r.body["model"] for r in fake_llm.requests] == ["deepseek-chat", "gpt-4.1"]
+    assert "Traceback" not in term.text

@@ -132,6 +132,16 @@ class Compaction:
             self.window = tokens
             self.auto = msgspec.structs.replace(self.auto, window_tokens=tokens)
 
+    def use_model(self, model: str, env: Mapping[str, str] | None = None) -> None:
+        """The session switched to `model` (`/model`): the window, when a summary starts and how the outbound
+        stages size themselves follow its window (unless `CONTEXT_WINDOW_TOKENS` set the window)."""
+        if self.window_configured:
+            return
+        window = context_window(model, env)
+        self.window = window
+        self.auto = msgspec.structs.replace(self.auto, window_tokens=window)
+        self.options = msgspec.structs.replace(self.options, window_tokens=window)
+
     def reset(self) -> None:
         """The history was cleared or replaced: the last report no longer describes it."""
         self.meter.reset()

@@ -1,6 +1,6 @@
-"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
-`/output`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands (`.claude/commands/`),
-`/<skill-id> [args]` and `/<server>:<prompt> [args]`.
+"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/model`, `/permissions`, `/memory`, `/init`,
+`/resume`, `/output`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
+(`.claude/commands/`), `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
 is reported and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a
@@ -89,6 +89,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/clear", "/clear", "start a new conversation (the old one stays in /resume)"),
     Builtin("/compact", "/compact [focus]", "summarise the conversation now; your own messages are kept word for word"),
     Builtin("/status", "/status", "model, context use, tokens and cost, MCP servers, permission mode"),
+    Builtin("/model", "/model [NAME]", "list this provider's known models, or switch to one (the session goes on)"),
     Builtin("/permissions", "/permissions [revoke N|RULE]", "list the rules your “a” answers recorded; revoke one"),
     Builtin("/memory", "/memory [edit]", "show the memory file (edit: open it in $VISUAL or $EDITOR)"),
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
@@ -147,6 +148,7 @@ class SlashCommands:
             "/clear": self.clear,
             "/compact": self.compact,
             "/status": self.status,
+            "/model": self.model,
             "/permissions": self.permissions,
             "/memory": self.memory,
             "/init": self.init,
@@ -219,6 +221,12 @@ class SlashCommands:
             return [(i.session_id[:12], f"{ago(now - i.modified)} · {i.preview}") for i in self._other_sessions(built)]
         if command == "/memory":
             return [("edit", "open it in $VISUAL or $EDITOR")]
+        if command == "/model":
+            from .model_command import describe, known_models
+
+            host = self.repl.host
+            kind = host.config.kind if host is not None else ""
+            return [(name, describe(name)) for name in known_models(kind)]
         return []
 
     # ---- built-ins ----
@@ -266,6 +274,15 @@ class SlashCommands:
     async def status(self, args: str) -> bool:
         built = await self.repl.ready()
         self.repl.say(status_report(built))
+        return False
+
+    async def model(self, args: str) -> bool:
+        from .model_command import model_command
+
+        await self.repl.ready()
+        assert self.repl.host is not None
+        for line, style in model_command(self.repl.host, args):
+            self.repl.say(line, style)
         return False
 
     async def permissions(self, args: str) -> bool:
