@@ -73,3 +73,41 @@ def test_slash_model_lists_the_known_models_and_switches_window_price_and_reques
         assert term.wait() == 0
     assert [r.body["model"] for r in fake_llm.requests] == ["deepseek-chat", "gpt-4.1"]
     assert "Traceback" not in term.text
+
+
+def test_slash_export_writes_markdown_to_a_file_or_the_clipboard_by_osc52(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    import base64
+    import re
+
+    from ..fakes.fake_llm import ToolCall
+
+    (tmp_path / "a.txt").write_text("line with ``` fences\n")
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": "a.txt"})]), Reply(text="It has **fences**."))
+    with ram_term(fake_llm, tmp_path) as term:
+        term.prompt()
+        term.line("/export")
+        term.expect("nothing to export yet")
+        term.prompt()
+        term.line("read a.txt")
+        term.expect("It has")
+        term.prompt()
+        term.line("/export out/chat.md")
+        term.expect("characters of Markdown) to out/chat.md")
+        term.prompt()
+        term.line("/export")
+        term.expect("to the clipboard by OSC 52")
+        term.prompt()
+        term.line("/export /proc/no/such/place.md")
+        term.expect("error: cannot write /proc/no/such/place.md")
+        term.prompt()
+        term.send("\x04")
+        assert term.wait() == 0
+    written = (tmp_path / "out" / "chat.md").read_text()
+    assert written.startswith("# ram session ")
+    assert "## You\n\nread a.txt" in written and "## Assistant\n\nIt has **fences**." in written
+    assert "**Read** `a.txt`" in written and "````\n" in written and "line with ``` fences" in written
+    copied = re.search(rb"\x1b\]52;c;([A-Za-z0-9+/=]+)\x07", term.raw)
+    assert copied is not None and base64.b64decode(copied.group(1)).decode() == written
+    assert "Traceback" not in term.text

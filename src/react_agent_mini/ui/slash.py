@@ -1,5 +1,5 @@
 """Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/model`, `/permissions`, `/memory`, `/init`,
-`/resume`, `/output`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
+`/resume`, `/output`, `/export`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
 (`.claude/commands/`), `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
@@ -95,6 +95,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
     Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
     Builtin("/output", "/output [N]", "everything the last Bash command printed (N: the N-th last)"),
+    Builtin("/export", "/export [FILE]", "the conversation as Markdown to FILE, or to the clipboard (OSC 52)"),
     Builtin("/bashes", "/bashes [kill ID]", "the background shells the model started; stop one"),
     Builtin("/rewind", "/rewind [N] [code|conversation]", "code and conversation back to after turn N (0: the start)"),
     Builtin("/hooks", "/hooks", "the hooks that run in this session: events, matchers, commands, files"),
@@ -154,6 +155,7 @@ class SlashCommands:
             "/init": self.init,
             "/resume": self.resume,
             "/output": self.output,
+            "/export": self.export,
             "/bashes": self.bashes,
             "/rewind": self.rewind,
             "/hooks": self.hooks,
@@ -419,6 +421,16 @@ class SlashCommands:
             command, content = runs[-back]
             self.repl.say(f"$ {command}", "bold")
             self.repl.say(content)
+        return False
+
+    async def export(self, args: str) -> bool:
+        from .export import export
+
+        built = await self.repl.ready()
+        session = built.session
+        title = f"ram session {session.session_id[:12]} · {built.provider.model} · {session.context.cwd}"
+        line, style = export(session.messages, title, args.strip(), session.context.cwd)
+        self.repl.say(line, style)
         return False
 
     async def bashes(self, args: str) -> bool:
