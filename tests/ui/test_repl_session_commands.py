@@ -111,3 +111,45 @@ def test_slash_export_writes_markdown_to_a_file_or_the_clipboard_by_osc52(
     copied = re.search(rb"\x1b\]52;c;([A-Za-z0-9+/=]+)\x07", term.raw)
     assert copied is not None and base64.b64decode(copied.group(1)).decode() == written
     assert "Traceback" not in term.text
+
+
+def test_slash_context_shows_each_part_the_reserve_and_the_threshold(fake_llm: FakeLLMServer, trusted: Path) -> None:
+    import json
+    import re
+    import sys
+
+    from ..fakes.fake_llm import ToolCall
+    from ..fakes.mcp_servers import support
+
+    tmp_path = trusted
+    config = {"mcpServers": {"toolbox": {"command": sys.executable, "args": [str(support.TOOLBOX)]}}}
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    (tmp_path / "AGENTS.md").write_text("Always write tests first. " * 400)
+    (tmp_path / "data.txt").write_text("some data line\n" * 800)
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": "data.txt"})]), Reply(text="Read it."))
+    with ram_term(fake_llm, tmp_path, AUTOCOMPACT_PERCENT="50") as term:
+        term.prompt()
+        term.line("read data.txt please")
+        term.expect("Read it.")
+        term.prompt()
+        term.line("/context")
+        shown = term.expect("the highlighted cell marks the compaction threshold")
+        term.expect("(50% of the window)")
+        term.prompt()
+        term.send("\x04")
+        assert term.wait() == 0
+    rows = dict(re.findall(r"[⛁⛶⛝] (.+?) +([\d,]+) +[\d.]+%", shown))
+    tokens = {label.strip(): int(count.replace(",", "")) for label, count in rows.items()}
+    for part in ("system prompt", "tool schemas: built-in", "MCP tools: toolbox", "your messages", "model's messages"):
+        assert tokens.get(part, 0) > 0, (part, tokens)
+    assert tokens["project instructions (AGENTS.md, CLAUDE.md)"] > 1500  # 10,400 characters
+    assert tokens["tool results: Read"] > 1000  # 12,000 characters of file, with line numbers
+    reserve = next(v for k, v in tokens.items() if k.startswith("reserve past the compaction threshold"))
+    assert reserve == 64_000  # half of deepseek-chat's 128k window, with AUTOCOMPACT_PERCENT=50
+    used = sum(v for k, v in tokens.items() if k != "free space" and not k.startswith("reserve"))
+    assert tokens["free space"] == 128_000 - 64_000 - used
+    assert f"{used:,} of 128,000 tokens" in shown
+    grid = [line for line in shown.splitlines() if line.count("⛁") + line.count("⛶") + line.count("⛝") == 10]
+    assert len(grid) == 10 and grid[-1].count("⛝") == 10 and grid[0].count("⛁") >= 1  # the reserve fills the end
+    assert sum(line.count("⛁") for line in grid) == round(used / 1280)  # one cell per 1% of the window
+    assert "Traceback" not in term.text

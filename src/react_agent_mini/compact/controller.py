@@ -91,6 +91,10 @@ class Compaction:
         """How full the context is: the last report plus an estimate of what was added since."""
         return self.meter.read(self._sent(history), self.window, base_tokens=self.base(system, tools))
 
+    def sent(self, history: Sequence[Message]) -> Sequence[Message]:
+        """The history as the next request sends it, as the meter counts it (`/context`)."""
+        return self._sent(history)
+
     def _sent(self, history: Sequence[Message]) -> Sequence[Message]:
         """What the meter estimates: the history as stage ① sends it. Estimating the stored history instead
         counted every long tool result whole, so right after a resume (no provider report yet) a few large

@@ -349,6 +349,15 @@ class Repl:
         except (PromptInterrupted, EOFError):
             return ""
 
+    def show_context(self, built: Assembled) -> None:
+        from .context_view import context_report
+
+        grid, table, notes = context_report(built)
+        console = self.printer.console
+        console.print(grid, end="")
+        console.print(table)
+        console.print(notes, style="dim")
+
     def recap(self, title: str) -> None:
         self.say(recap_text(self.built, title), "dim")
 

@@ -1,5 +1,5 @@
-"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/model`, `/permissions`, `/memory`, `/init`,
-`/resume`, `/output`, `/export`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
+"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/context`, `/model`, `/permissions`, `/memory`,
+`/init`, `/resume`, `/output`, `/export`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
 (`.claude/commands/`), `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
@@ -64,6 +64,10 @@ class SlashHost(Protocol):
         """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
         ...
 
+    def show_context(self, built: Assembled) -> None:
+        """Print `/context`'s grid and table (`context_view.py`)."""
+        ...
+
     def recap(self, title: str) -> None:
         """`title · N messages` and the last exchange, dimmed (after a switch to another conversation)."""
         ...
@@ -89,6 +93,7 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/clear", "/clear", "start a new conversation (the old one stays in /resume)"),
     Builtin("/compact", "/compact [focus]", "summarise the conversation now; your own messages are kept word for word"),
     Builtin("/status", "/status", "model, context use, tokens and cost, MCP servers, permission mode"),
+    Builtin("/context", "/context", "what fills the context window now, part by part, and what is kept free"),
     Builtin("/model", "/model [NAME]", "list this provider's known models, or switch to one (the session goes on)"),
     Builtin("/permissions", "/permissions [revoke N|RULE]", "list the rules your “a” answers recorded; revoke one"),
     Builtin("/memory", "/memory [edit]", "show the memory file (edit: open it in $VISUAL or $EDITOR)"),
@@ -149,6 +154,7 @@ class SlashCommands:
             "/clear": self.clear,
             "/compact": self.compact,
             "/status": self.status,
+            "/context": self.context,
             "/model": self.model,
             "/permissions": self.permissions,
             "/memory": self.memory,
@@ -276,6 +282,13 @@ class SlashCommands:
     async def status(self, args: str) -> bool:
         built = await self.repl.ready()
         self.repl.say(status_report(built))
+        return False
+
+    async def context(self, args: str) -> bool:
+        built = await self.repl.ready()
+        for warning in await built.mcp.join(built.session.tools):  # the servers' tools count too
+            self.repl.say(f"warning: {warning}", "yellow")
+        self.repl.show_context(built)
         return False
 
     async def model(self, args: str) -> bool:
