@@ -75,6 +75,27 @@ def call_fields(usage: Usage, model: str, turn: AssistantTurn | None = None, kin
     return fields
 
 
+def context_parts(system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> dict[str, Any]:
+    """A request's estimated tokens by part, as a call record's `context` holds them (`/context` shows them for
+    the next request); skill bodies loaded into the conversation count under `skills` with the catalogue."""
+    context, _sent = _messages(messages)
+    parts = _system(system)
+    fields: dict[str, Any] = {**parts, "tools": _tools(tools), **context}
+    fields["skills"] += parts["skills"]
+    return fields
+
+
+def tool_tokens(tools: Sequence[ToolSpec]) -> int:
+    """The schemas' estimated tokens (as a call record counts them; not remembered)."""
+    return sum(
+        TOOL_BLOCK_OVERHEAD_TOKENS
+        + estimate_tokens(spec.name)
+        + estimate_tokens(spec.description)
+        + json_chars(dict(spec.input_schema)) // 3
+        for spec in tools
+    )
+
+
 _systems: dict[str, dict[str, int]] = {}
 """The last few system prompts measured (a session's and its subagents')."""
 
@@ -102,13 +123,7 @@ def _tools(tools: Sequence[ToolSpec]) -> int:
     """The schemas' tokens (measured once per set of tools)."""
     if _last_tools and len(_last_tools[0][0]) == len(tools) and all(map(_same, _last_tools[0][0], tools)):
         return _last_tools[0][1]
-    total = sum(
-        TOOL_BLOCK_OVERHEAD_TOKENS
-        + estimate_tokens(spec.name)
-        + estimate_tokens(spec.description)
-        + json_chars(dict(spec.input_schema)) // 3
-        for spec in tools
-    )
+    total = tool_tokens(tools)
     _last_tools[:] = [(tuple(tools), total)]
     return total
 

@@ -111,8 +111,9 @@ class SessionHost:
         return self.built.provider.model
 
     def set_model(self, model: str) -> None:
-        """Send the next model calls to `model` (same provider and endpoint)."""
+        """Send the next model calls to `model` (same provider and endpoint); the context window follows it."""
         self.built.provider.model = model
+        self.built.session.use_model(model)
 
     def hook_fields(self) -> dict[str, object]:
         """The fields every hook event carries (Claude Code's names)."""

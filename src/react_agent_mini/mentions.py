@@ -4,7 +4,9 @@
 same size limit and binary guard, and recorded as read, so an Edit of it may follow), in one meta message before
 the user's text. Each read is asked of the permission policy first, exactly as a model's Read call would be:
 inside the workspace it is allowed, outside it is asked for on a terminal (denied headless), and a deny rule
-refuses it. What is not attached stays text, and the model can still read it: an `@word` that names no file
+refuses it. An image file (`@shot.png`, or the path of one typed or pasted without an `@`) is attached as the
+image itself, for a model that takes images (`vision.py`; for one that does not, a line says so). What is not
+attached stays text, and the model can still read it: an `@word` that names no file
 (`@user`, `@decorator`), and a file the policy or Read refused, with one line saying why.
 
 `@server:uri` is an MCP resource, which the host attaches (`mcp.resources`); a custom command reads the `@path`s of
@@ -18,9 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .custom_commands.expand import mentions
-from .messages import Message, TextBlock
+from .messages import ImageBlock, Message, TextBlock
 from .permissions.policy import Allow, ToolCallInfo
+from .tools.images import is_image_path
 from .tools.paths import display
+from .vision import NO_VISION, supports_vision
 
 if TYPE_CHECKING:
     from .app import Assembled
@@ -35,15 +39,37 @@ class Attached(NamedTuple):
     """One line per mention for the user: what was attached, or (`warning:`) why a file was not."""
 
 
+def image_paths(text: str, root: Path) -> list[str]:
+    """Paths of existing image files typed or pasted in `text` without an `@` (a terminal pastes a dragged file as
+    its path, its spaces escaped with `\\` or the whole quoted)."""
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unmatched quote: plain words
+        words = text.split()
+    found: list[str] = []
+    for word in words:
+        if word.startswith("@") or not is_image_path(Path(word)):
+            continue
+        path = Path(word).expanduser()
+        try:
+            if (path if path.is_absolute() else root / path).is_file() and word not in found:
+                found.append(word)
+        except OSError:
+            continue
+    return found
+
+
 async def attach_files(built: Assembled, text: str) -> Attached:
     """The files the `@path`s of `text` name, read through the Read tool and the permission policy."""
     read = built.session.tools.get("Read")
     if read is None:
         return Attached([], [])
     root = built.session.context.cwd
-    blocks: list[TextBlock] = []
+    blocks: list[TextBlock | ImageBlock] = []
     lines: list[str] = []
-    for mention in mentions(text):
+    for mention in [*mentions(text), *image_paths(text, root)]:
         path = Path(mention).expanduser()
         path = path if path.is_absolute() else root / path
         try:
@@ -68,6 +94,13 @@ async def attach_files(built: Assembled, text: str) -> Attached:
         if output.is_error:  # too large, binary, unreadable: Read's own words say what to do instead
             lines.append(f"warning: @{mention} was not attached: {output.content}")
             continue
-        blocks.append(TextBlock(f"Contents of @{mention} ({shown}):\n\n{output.content}"))
+        if output.images:
+            if not supports_vision(built.provider.model):
+                lines.append("warning: " + NO_VISION.format(model=built.provider.model) + f": {shown} is left out")
+                continue
+            blocks.append(TextBlock(f"Image {shown}:"))
+            blocks += [ImageBlock(image.media_type, image.data) for image in output.images]
+        else:
+            blocks.append(TextBlock(f"Contents of @{mention} ({shown}):\n\n{output.content}"))
         lines.append(f"attached {shown}")
     return Attached([Message("user", tuple(blocks), meta=True)] if blocks else [], lines)

@@ -49,6 +49,17 @@ class ImageData(msgspec.Struct, frozen=True):
     """The image, base64."""
 
 
+class ImageBlock(msgspec.Struct, frozen=True):
+    """An image in a user message (`@image.png`, a pasted image path), base64-encoded: Anthropic's image block; the
+    OpenAI-compatible wire sends it as an `image_url` data URL."""
+
+    media_type: str
+    """`image/png`, `image/jpeg`, `image/gif` or `image/webp`."""
+    data: str
+    """The image, base64."""
+    type: Literal["image"] = "image"
+
+
 class ToolResultBlock(msgspec.Struct, frozen=True, weakref=True):
     """The answer to one tool_use, sent back to the model in a user message. (Weak-referenceable: what compaction
     computes from a result is remembered only as long as the result lives.)"""
@@ -86,7 +97,9 @@ class RedactedThinkingBlock(msgspec.Struct, frozen=True):
     type: Literal["redacted_thinking"] = "redacted_thinking"
 
 
-ContentBlock: TypeAlias = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+ContentBlock: TypeAlias = (
+    TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock | ImageBlock
+)
 Role: TypeAlias = Literal["user", "assistant"]
 
 
@@ -123,8 +136,13 @@ class Message(msgspec.Struct, frozen=True, weakref=True):
 
     @property
     def is_user_text(self) -> bool:
-        """True for a user message made only of text: a safe place to cut history."""
-        return self.role == "user" and bool(self.content) and all(isinstance(b, TextBlock) for b in self.content)
+        """True for a user message made only of text (and images): a safe place to cut history."""
+        return (
+            self.role == "user"
+            and bool(self.content)
+            and any(isinstance(b, TextBlock) for b in self.content)
+            and all(isinstance(b, (TextBlock, ImageBlock)) for b in self.content)
+        )
 
 
 def user_text(text: str, *, meta: bool = False, id: str = "", typed: str = "") -> Message:
@@ -203,6 +221,8 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
             return {**thought, "provider_data": data} if data else thought
         case RedactedThinkingBlock(data=data):
             return {"type": "redacted_thinking", "data": data}
+        case ImageBlock(media_type=kind, data=data):
+            return image_to_dict(ImageData(kind, data))
 
 
 def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
@@ -228,6 +248,9 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
         return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")), provider_data=data)
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(str(raw["data"]))
+    if kind == "image":
+        image = image_from_dict(raw)
+        return ImageBlock(image.media_type, image.data)
     raise ValueError(f"unknown content block type: {kind!r}")
 
 

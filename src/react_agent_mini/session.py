@@ -262,6 +262,16 @@ class Session:
         if self.on_message is not None:
             self.on_message(message)
 
+    def use_model(self, model: str) -> None:
+        """The provider now calls `model`: the context window and compaction follow it."""
+        self.compaction.use_model(model)
+        self.compact = msgspec.structs.replace(self.compact, window_tokens=self.compaction.window)
+
+    def add_message(self, message: Message) -> None:
+        """Add a message made between turns (a `!command` the user ran, and its output): it joins the history, and
+        the transcript, as a turn's messages do; the model sees it with the next turn."""
+        self._append(message)
+
     def restore(self, messages: Sequence[Message]) -> None:
         """Continue a saved conversation: its messages become the history (they are already on disk)."""
         self.messages = list(messages)

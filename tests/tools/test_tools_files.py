@@ -111,10 +111,23 @@ async def test_read_directory(ctx: ToolContext, tmp_path: Path) -> None:
 
 
 async def test_read_binary_with_nul_byte(ctx: ToolContext, tmp_path: Path) -> None:
-    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (tmp_path / "img.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    out = await run(READ, ctx, file_path="img.bin")
+    assert out == ToolOutput(f"Cannot read img.bin: it is a binary file ({16 + 256} bytes).", is_error=True)
+    assert ctx.file_reads.get(tmp_path / "img.bin") is None
+
+
+async def test_read_an_image_gives_the_image_and_a_line_naming_it(ctx: ToolContext, tmp_path: Path) -> None:
+    import base64
+
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
+    (tmp_path / "img.png").write_bytes(data)
     out = await run(READ, ctx, file_path="img.png")
-    assert out == ToolOutput(f"Cannot read img.png: it is a binary file ({16 + 256} bytes).", is_error=True)
-    assert ctx.file_reads.get(tmp_path / "img.png") is None
+    assert out.content == f"[image: img.png · image/png · {len(data):,} bytes]" and not out.is_error
+    assert [(i.media_type, base64.b64decode(i.data)) for i in out.images] == [("image/png", data)]
+    (tmp_path / "notes.png").write_text("just text")  # named an image, is not one
+    out = await run(READ, ctx, file_path="notes.png")
+    assert out.is_error and "its bytes are not a PNG, JPEG, GIF or WebP image" in out.content
 
 
 async def test_read_binary_without_nul_but_mostly_undecodable(ctx: ToolContext, tmp_path: Path) -> None:

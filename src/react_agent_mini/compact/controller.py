@@ -91,6 +91,10 @@ class Compaction:
         """How full the context is: the last report plus an estimate of what was added since."""
         return self.meter.read(self._sent(history), self.window, base_tokens=self.base(system, tools))
 
+    def sent(self, history: Sequence[Message]) -> Sequence[Message]:
+        """The history as the next request sends it, as the meter counts it (`/context`)."""
+        return self._sent(history)
+
     def _sent(self, history: Sequence[Message]) -> Sequence[Message]:
         """What the meter estimates: the history as stage ① sends it. Estimating the stored history instead
         counted every long tool result whole, so right after a resume (no provider report yet) a few large
@@ -131,6 +135,16 @@ class Compaction:
         if 0 < tokens < self.window:
             self.window = tokens
             self.auto = msgspec.structs.replace(self.auto, window_tokens=tokens)
+
+    def use_model(self, model: str, env: Mapping[str, str] | None = None) -> None:
+        """The session switched to `model` (`/model`): the window, when a summary starts and how the outbound
+        stages size themselves follow its window (unless `CONTEXT_WINDOW_TOKENS` set the window)."""
+        if self.window_configured:
+            return
+        window = context_window(model, env)
+        self.window = window
+        self.auto = msgspec.structs.replace(self.auto, window_tokens=window)
+        self.options = msgspec.structs.replace(self.options, window_tokens=window)
 
     def reset(self) -> None:
         """The history was cleared or replaced: the last report no longer describes it."""

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from ..memo import IdentityMemo, PrefixMemo
-from ..messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ..messages import ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 
 def utf16_len(text: str) -> int:
@@ -125,6 +125,8 @@ def block_chars(block: ContentBlock) -> int:
         return utf16_len(block.content) + IMAGE_CHARS * len(block.images)
     if isinstance(block, ToolUseBlock):
         return utf16_len(block.name) + json_chars(block.input)
+    if isinstance(block, ImageBlock):
+        return IMAGE_CHARS
     return 0
 
 

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from ..memo import IdentityMemo
-from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..model_names import lookup
 from .estimate import json_chars
 
@@ -141,6 +141,8 @@ def _message_tokens(message: Message) -> int:
             total += TOOL_BLOCK_OVERHEAD_TOKENS + estimate_tokens(block.name) + json_chars(dict(block.input)) // 3
         elif isinstance(block, ThinkingBlock):
             total += estimate_tokens(block.thinking)
+        elif isinstance(block, ImageBlock):
+            total += IMAGE_TOKENS
     return total
 
 

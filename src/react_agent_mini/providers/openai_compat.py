@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..vision import supports_vision
 from . import dialects
 from .base import ModelRequest
 from .dialects import Dialect
@@ -49,7 +50,9 @@ class OpenAICompatProvider(HttpProvider):
         """The JSON body of the request."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(request.system, request.messages, self.dialect),
+            "messages": to_openai_messages(
+                request.system, request.messages, self.dialect, images=supports_vision(self.model)
+            ),
             "stream": True,
             "stream_options": {"include_usage": True},
         }

@@ -16,7 +16,7 @@ from itertools import chain
 from typing import Any
 
 from ..memo import IdentityMemo, PrefixMemo
-from ..messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..tools.spec import ToolSpec
 from .dialects import (
     GENERIC,
@@ -34,21 +34,24 @@ ERROR_PREFIX = "Error: "
 Wire = tuple[dict[str, Any], ...]
 
 
-def to_openai_messages(system: str, messages: Sequence[Message], dialect: Dialect = GENERIC) -> list[dict[str, Any]]:
-    """Chat Completions messages for a system prompt and our history, as `dialect` wants them."""
+def to_openai_messages(
+    system: str, messages: Sequence[Message], dialect: Dialect = GENERIC, *, images: bool = True
+) -> list[dict[str, Any]]:
+    """Chat Completions messages for a system prompt and our history, as `dialect` wants them; `images`: the model
+    takes images (else they are left out, their text lines stay)."""
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
-    out.extend(chain.from_iterable(_converted_history.each(messages, _converter(dialect))))
+    out.extend(chain.from_iterable(_converted_history.each(messages, _converter(dialect, images))))
     return _without_user_after_tool(out) if dialect.no_user_after_tool else out
 
 
 @cache
-def _converter(dialect: Dialect) -> Any:
-    """One conversion function per dialect: the history memo keys its results by it."""
+def _converter(dialect: Dialect, images: bool) -> Any:
+    """One conversion function per dialect (and images or not): the history memo keys its results by it."""
 
     def convert(message: Message) -> Wire:
-        return _converted_messages(message, lambda m: _message_to_openai(m, dialect), key=dialect)
+        return _converted_messages(message, lambda m: _message_to_openai(m, dialect, images), key=(dialect, images))
 
     return convert
 
@@ -57,10 +60,10 @@ _converted_messages: IdentityMemo[Wire] = IdentityMemo()
 _converted_history: PrefixMemo[Message, Wire] = PrefixMemo()
 
 
-def _message_to_openai(message: Message, dialect: Dialect) -> Wire:
+def _message_to_openai(message: Message, dialect: Dialect, images: bool = True) -> Wire:
     if message.role == "assistant":
         return (_assistant_to_openai(message, dialect),)
-    return tuple(_user_to_openai(message, dialect))
+    return tuple(_user_to_openai(message, dialect, images))
 
 
 def _call_id(call_id: str, dialect: Dialect) -> str:
@@ -97,18 +100,39 @@ def _call_to_openai(use: ToolUseBlock, dialect: Dialect) -> dict[str, Any]:
     return call
 
 
-def _user_to_openai(message: Message, dialect: Dialect) -> list[dict[str, Any]]:
+def _image_url(media_type: str, data: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{media_type};base64,{data}"}}
+
+
+def _user_to_openai(message: Message, dialect: Dialect, images: bool = True) -> list[dict[str, Any]]:
+    """Tool results as `tool` messages (text only: their images follow in a user message, as a tool message
+    takes no images), then the text and images as one user message."""
     out: list[dict[str, Any]] = []
     texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    result_images: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, ToolResultBlock):
             content = block.content
             if block.is_error and not content.startswith(ERROR_PREFIX):
                 content = ERROR_PREFIX + content
+            if block.images and not images:
+                content += f"\n({len(block.images)} image(s) not sent: this model does not take images)"
             out.append({"role": "tool", "tool_call_id": _call_id(block.tool_use_id, dialect), "content": content})
+            if images:
+                result_images += [_image_url(i.media_type, i.data) for i in block.images]
+
         elif isinstance(block, TextBlock):
             texts.append(block.text)
-    if texts:
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageBlock) and images:
+            parts.append(_image_url(block.media_type, block.data))
+    if result_images:
+        note = {"type": "text", "text": "The images the tool results above name, in order:"}
+        out.append({"role": "user", "content": [note, *result_images]})
+    if len(parts) > len(texts):  # images: content parts
+        out.append({"role": "user", "content": parts})
+    elif texts:
         out.append({"role": "user", "content": "\n\n".join(texts)})
     return out
 
@@ -118,7 +142,8 @@ def _without_user_after_tool(messages: list[dict[str, Any]]) -> list[dict[str, A
     out: list[dict[str, Any]] = []
     for message in messages:
         before = out[-1] if out else None
-        if message["role"] == "user" and before is not None and before["role"] == "tool":
+        merge = isinstance(message["content"], str) and before is not None and isinstance(before["content"], str)
+        if message["role"] == "user" and merge and before is not None and before["role"] == "tool":
             out[-1] = {**before, "content": f"{before['content']}\n\n{message['content']}"}
         else:
             out.append(message)

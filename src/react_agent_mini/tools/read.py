@@ -18,6 +18,7 @@ import msgspec
 from . import paths
 from .base import ModelTool, ToolContext, ToolOutput
 from .file_state import FileRead
+from .images import is_image_path
 from .text_files import SNIFF_BYTES, looks_binary, numbered, plural
 
 DEFAULT_LIMIT = 2000
@@ -111,6 +112,11 @@ def _read(
         return ToolOutput(UNCHANGED_STUB), None
 
     record = FileRead(info.st_mtime_ns, info.st_size, first, args.limit, call_id)
+    if is_image_path(path):  # the image itself, for a model that sees images (tools/images.py)
+        from .images import read_image
+
+        line, image = read_image(path, shown)
+        return (ToolOutput(line, images=(image,)), record) if image is not None else _error(line)
     try:
         with path.open("rb") as stream:
             head = stream.read(SNIFF_BYTES)

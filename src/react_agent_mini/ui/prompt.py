@@ -6,6 +6,7 @@ Keys at the `> ` prompt (bound in `prompt_keys.py`):
 - Tab completes slash commands, skills, MCP prompts and `@` paths (the menu also opens while typing `/` or `@`);
 - Up and Down walk the history, kept in `$XDG_DATA_HOME/react-agent-mini/history`; a grey suggestion from it
   is taken with the right arrow;
+- Shift+Tab cycles the permission mode (default → acceptEdits → plan; `modes.py`), shown before `> `;
 - Ctrl+C clears the line, or on an empty line reports an interrupt (the REPL exits on a second one within a
   second); Ctrl+D on an empty line exits.
 
@@ -24,11 +25,15 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .completion import Candidate
 from .early import PLACEHOLDER, PROMPT
 from .prompt_base import Input, PromptInterrupted, write_lines, write_raw
+
+if TYPE_CHECKING:
+    from .modes import ModeSwitch
+    from .turn_keys import TurnKeys
 
 
 class PromptInput:
@@ -39,6 +44,7 @@ class PromptInput:
         complete: Callable[[str], Sequence[Candidate]],
         on_first_render: Callable[[], None],
         before_draw: Callable[[], None] = lambda: None,
+        modes: ModeSwitch | None = None,
     ) -> None:
         # prompt_toolkit is loaded here, after the first frame (early.py), and by this frame rather than by
         # prompt_keys's own imports: typed keys show ~4 ms sooner so (benchmarks/repl_startup.py).
@@ -48,7 +54,8 @@ class PromptInput:
 
         self._on_first_render = on_first_render
         self._before_draw = before_draw
-        self._session: Any = message_session(complete, self._placeholder)
+        self._modes = modes
+        self._session: Any = message_session(complete, self._placeholder, modes.cycle if modes else lambda: None)
         self._session.app.after_render += self._rendered
         self._asker: Any = answer_session()
 
@@ -63,8 +70,13 @@ class PromptInput:
 
     async def read(self) -> str:
         self._before_draw()
-        text: str = await self._session.prompt_async([("class:prompt", PROMPT)], handle_sigint=False)
+        text: str = await self._session.prompt_async(self._prompt_line, handle_sigint=False)
         return text
+
+    def _prompt_line(self) -> list[tuple[str, str]]:
+        label = self._modes.label() if self._modes is not None else ""
+        mode = [("class:mode", f"{label} ")] if label else []
+        return [*mode, ("class:prompt", PROMPT)]
 
     async def ask(self, question: str) -> str:
         self._before_draw()
@@ -87,6 +99,11 @@ class PromptInput:
         future = app.future if app is not None and app.is_running else None
         if app is not None and future is not None and not future.done():
             app.exit(exception=PromptInterrupted())
+
+    def turn_keys(self, on_escape: Callable[[], None]) -> TurnKeys | None:
+        from .turn_keys import TurnKeys
+
+        return TurnKeys(self._session.app.input, on_escape)
 
     def print_above(self, text: str) -> None:
         from prompt_toolkit.application import get_app_or_none, run_in_terminal
@@ -158,6 +175,9 @@ class LineInput:
             write_raw("\n")
             self._waiter.set_exception(PromptInterrupted())
 
+    def turn_keys(self, on_escape: Callable[[], None]) -> TurnKeys | None:
+        return None  # no raw keys without a terminal: Ctrl+C interrupts
+
     def print_above(self, text: str) -> None:
         write_lines(text)
 
@@ -166,12 +186,13 @@ def make_input(
     complete: Callable[[str], Sequence[Candidate]],
     on_first_render: Callable[[], None],
     before_draw: Callable[[], None] = lambda: None,
+    modes: ModeSwitch | None = None,
 ) -> Input:
     """prompt_toolkit when stdin and stdout are terminals and it starts; else plain lines. `before_draw` runs
     before the first prompt is drawn (it clears the idle prompt `early.py` put up)."""
     if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
         try:
-            return PromptInput(complete, on_first_render, before_draw)
+            return PromptInput(complete, on_first_render, before_draw, modes)
         except Exception:  # no usable terminal after all: plain lines still work
             pass
     before_draw()

@@ -8,9 +8,13 @@ other; only `terminal_text` is imported here.
 from __future__ import annotations
 
 import sys
-from typing import Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from ..terminal_text import visible
+
+if TYPE_CHECKING:
+    from .turn_keys import TurnKeys
 
 
 class PromptInterrupted(Exception):
@@ -33,6 +37,10 @@ class Input(Protocol):
 
     def interrupt(self) -> None:
         """Make a pending `read`/`ask` raise PromptInterrupted (a SIGINT arrived)."""
+        ...
+
+    def turn_keys(self, on_escape: Callable[[], None]) -> TurnKeys | None:
+        """What watches the keyboard while a turn runs (Esc calls `on_escape`), on a terminal; else None."""
         ...
 
     def print_above(self, text: str) -> None:

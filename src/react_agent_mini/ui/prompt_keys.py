@@ -126,9 +126,10 @@ def interrupt(event: Any) -> None:
     event.app.exit(exception=PromptInterrupted())
 
 
-def message_keys(complete: Complete) -> KeyBindings:
+def message_keys(complete: Complete, cycle_mode: Callable[[], None]) -> KeyBindings:
     keys = KeyBindings()
     keys.add("escape", "enter")(new_line)
+    keys.add("s-tab")(lambda event: cycle_mode())  # the prompt line (its mode label) is redrawn after the key
     keys.add("tab")(TabCompletion(complete))
     keys.add("enter")(send)
     keys.add("c-c")(clear_or_interrupt)
@@ -149,18 +150,21 @@ def continuation(width: int, line_number: int, wrap_count: int) -> str:
     return " " * width
 
 
-def message_session(complete: Complete, placeholder: Callable[[], Any]) -> PromptSession[str]:
-    """The `> ` prompt: history, completion while typing, the grey suggestion, the key bindings above."""
+def message_session(
+    complete: Complete, placeholder: Callable[[], Any], cycle_mode: Callable[[], None] = lambda: None
+) -> PromptSession[str]:
+    """The `> ` prompt: history, completion while typing, the grey suggestion, the key bindings above (Shift+Tab
+    calls `cycle_mode`)."""
     return PromptSession(
         history=open_history(),
         completer=ThreadedCompleter(CandidateCompleter(complete)),
         complete_while_typing=True,
         auto_suggest=AutoSuggestFromHistory(),
-        key_bindings=message_keys(complete),
+        key_bindings=message_keys(complete, cycle_mode),
         multiline=False,
         prompt_continuation=continuation,
         placeholder=placeholder,
-        style=Style.from_dict({"prompt": "bold", "placeholder": "#808080", "question": "bold"}),
+        style=Style.from_dict({"prompt": "bold", "placeholder": "#808080", "question": "bold", "mode": "#d787ff"}),
         enable_suspend=True,
     )
 

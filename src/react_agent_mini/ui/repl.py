@@ -31,10 +31,11 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..config import ProviderConfig
 from .completion import Candidate, FileIndex, complete
+from .modes import ModeSwitch
 from .printer import Printer, one_line, recap_text
 from .prompt import LineInput, make_input
 from .prompt_base import Input, PromptInterrupted
-from .slash import SlashCommands, is_command
+from .slash import SlashCommands, is_command, is_shell_escape
 from .terminal import TerminalModes
 from .turns import SetupFailed, TurnControl
 
@@ -81,6 +82,8 @@ class Repl:
         self.terminal = TerminalModes()
         self.turns = TurnControl(self.printer, self.terminal, self.cwd, lambda: self.host, lambda: self.input)
         self.commands = SlashCommands(self)
+        self.modes = ModeSwitch()
+        """The permission mode the prompt shows and Shift+Tab cycles."""
         self._build_task: asyncio.Future[Assembled] | None = None
         self._last_idle_interrupt = -DOUBLE_PRESS_SECONDS
         self._file_index = FileIndex(self.cwd)
@@ -98,7 +101,7 @@ class Repl:
             self._banner()
         else:
             self.terminal.saved = self.early.saved_tty
-        self.input = make_input(self._complete, self._start_build, self._hand_over)
+        self.input = make_input(self._complete, self._start_build, self._hand_over, self.modes)
         try:
             await self._settle_trust()
         finally:
@@ -212,6 +215,7 @@ class Repl:
 
         self.host, self.built = host, host.built
         built = host.built
+        self.modes.attach(built.policy)
         host.start()
         lines = [f"warning: {warning}" for warning in built.warnings]
         lines += [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in built.permission_settings.errors]
@@ -297,6 +301,12 @@ class Repl:
         text = line.strip()
         if is_command(text):
             return await self.commands.run(text)
+        if is_shell_escape(text):
+            from .shell_escape import shell_escape
+
+            built = await self.ready()
+            await shell_escape(text, built.session.context.cwd, built.session.add_message, self.say)
+            return False
         await self.turn(text, files=True)
         return False
 
@@ -338,6 +348,15 @@ class Repl:
             return await (self.input.ask_key(question, keys) if keys else self.input.ask(question))
         except (PromptInterrupted, EOFError):
             return ""
+
+    def show_context(self, built: Assembled) -> None:
+        from .context_view import context_report
+
+        grid, table, notes = context_report(built)
+        console = self.printer.console
+        console.print(grid, end="")
+        console.print(table)
+        console.print(notes, style="dim")
 
     def recap(self, title: str) -> None:
         self.say(recap_text(self.built, title), "dim")

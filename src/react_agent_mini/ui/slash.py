@@ -1,6 +1,6 @@
-"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/permissions`, `/memory`, `/init`, `/resume`,
-`/output`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands (`.claude/commands/`),
-`/<skill-id> [args]` and `/<server>:<prompt> [args]`.
+"""Slash commands: `/help`, `/clear`, `/compact`, `/status`, `/context`, `/model`, `/permissions`, `/memory`,
+`/init`, `/resume`, `/output`, `/export`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
+(`.claude/commands/`), `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
 Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
 is reported and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a
@@ -64,6 +64,10 @@ class SlashHost(Protocol):
         """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
         ...
 
+    def show_context(self, built: Assembled) -> None:
+        """Print `/context`'s grid and table (`context_view.py`)."""
+        ...
+
     def recap(self, title: str) -> None:
         """`title · N messages` and the last exchange, dimmed (after a switch to another conversation)."""
         ...
@@ -89,11 +93,14 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("/clear", "/clear", "start a new conversation (the old one stays in /resume)"),
     Builtin("/compact", "/compact [focus]", "summarise the conversation now; your own messages are kept word for word"),
     Builtin("/status", "/status", "model, context use, tokens and cost, MCP servers, permission mode"),
+    Builtin("/context", "/context", "what fills the context window now, part by part, and what is kept free"),
+    Builtin("/model", "/model [NAME]", "list this provider's known models, or switch to one (the session goes on)"),
     Builtin("/permissions", "/permissions [revoke N|RULE]", "list the rules your “a” answers recorded; revoke one"),
     Builtin("/memory", "/memory [edit]", "show the memory file (edit: open it in $VISUAL or $EDITOR)"),
     Builtin("/init", "/init [notes]", "ask the agent to write or improve AGENTS.md for this project"),
     Builtin("/resume", "/resume [N|ID]", "list this directory's saved sessions, or switch to one"),
     Builtin("/output", "/output [N]", "everything the last Bash command printed (N: the N-th last)"),
+    Builtin("/export", "/export [FILE]", "the conversation as Markdown to FILE, or to the clipboard (OSC 52)"),
     Builtin("/bashes", "/bashes [kill ID]", "the background shells the model started; stop one"),
     Builtin("/rewind", "/rewind [N] [code|conversation]", "code and conversation back to after turn N (0: the start)"),
     Builtin("/hooks", "/hooks", "the hooks that run in this session: events, matchers, commands, files"),
@@ -108,9 +115,17 @@ KEYS_HELP = """keys:
   Esc Enter / Alt+Enter new line (or end the line with \\); pasted text keeps its lines
   Tab                   complete /commands, skills, MCP prompts and @paths
   Up / Down             history (saved across sessions); → takes the grey suggestion
+  Esc                   interrupt the running turn (as Ctrl+C does)
+  Shift+Tab             permission mode: default → accept edits → plan
   Ctrl+C                interrupt the running turn; clear the line; twice on an empty line: exit
   Ctrl+D                exit
+  !command              run a shell command yourself (no question); it and its output join the conversation
   @path                 attach a file to the message (@server:uri attaches an MCP resource)"""
+
+
+def is_shell_escape(line: str) -> bool:
+    """A message that starts with `!` is a shell command the user runs (`shell_escape.py`; `!` alone is not)."""
+    return line.startswith("!") and bool(line[1:].strip())
 
 
 def is_command(line: str) -> bool:
@@ -139,11 +154,14 @@ class SlashCommands:
             "/clear": self.clear,
             "/compact": self.compact,
             "/status": self.status,
+            "/context": self.context,
+            "/model": self.model,
             "/permissions": self.permissions,
             "/memory": self.memory,
             "/init": self.init,
             "/resume": self.resume,
             "/output": self.output,
+            "/export": self.export,
             "/bashes": self.bashes,
             "/rewind": self.rewind,
             "/hooks": self.hooks,
@@ -211,6 +229,12 @@ class SlashCommands:
             return [(i.session_id[:12], f"{ago(now - i.modified)} · {i.preview}") for i in self._other_sessions(built)]
         if command == "/memory":
             return [("edit", "open it in $VISUAL or $EDITOR")]
+        if command == "/model":
+            from .model_command import describe, known_models
+
+            host = self.repl.host
+            kind = host.config.kind if host is not None else ""
+            return [(name, describe(name)) for name in known_models(kind)]
         return []
 
     # ---- built-ins ----
@@ -258,6 +282,22 @@ class SlashCommands:
     async def status(self, args: str) -> bool:
         built = await self.repl.ready()
         self.repl.say(status_report(built))
+        return False
+
+    async def context(self, args: str) -> bool:
+        built = await self.repl.ready()
+        for warning in await built.mcp.join(built.session.tools):  # the servers' tools count too
+            self.repl.say(f"warning: {warning}", "yellow")
+        self.repl.show_context(built)
+        return False
+
+    async def model(self, args: str) -> bool:
+        from .model_command import model_command
+
+        await self.repl.ready()
+        assert self.repl.host is not None
+        for line, style in model_command(self.repl.host, args):
+            self.repl.say(line, style)
         return False
 
     async def permissions(self, args: str) -> bool:
@@ -394,6 +434,16 @@ class SlashCommands:
             command, content = runs[-back]
             self.repl.say(f"$ {command}", "bold")
             self.repl.say(content)
+        return False
+
+    async def export(self, args: str) -> bool:
+        from .export import export
+
+        built = await self.repl.ready()
+        session = built.session
+        title = f"ram session {session.session_id[:12]} · {built.provider.model} · {session.context.cwd}"
+        line, style = export(session.messages, title, args.strip(), session.context.cwd)
+        self.repl.say(line, style)
         return False
 
     async def bashes(self, args: str) -> bool:

@@ -2,7 +2,8 @@
 it runs (its live display, the permission prompts it asks and the question when the model repeats a call, the
 status line after it).
 
-Ctrl+C during a turn (or a command): the first press aborts it — the model stream, running tools and their
+Esc during a turn stops it as a first Ctrl+C does (`turn_keys.py`; other keys typed meanwhile reach the next
+prompt). Ctrl+C during a turn (or a command): the first press aborts it — the model stream, running tools and their
 subprocesses — and the history stays valid; a second press while it is still winding down exits (130); a third,
 if the work ignores cancellation, leaves at once. SIGTERM (143) and SIGHUP (129) stop the turn as Ctrl+C would,
 then the REPL leaves. With nothing running, a press goes to the prompt (`repl.Repl` counts those). No traceback
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .permission_prompt import PermissionPrompt
     from .prompt_base import Input
     from .render import TurnView
+    from .turn_keys import TurnKeys
 
 
 class SetupFailed(Exception):
@@ -64,6 +66,8 @@ class TurnControl:
         self._interrupted = False
         self._permission_prompt: PermissionPrompt | None = None
         self._permission_lock = asyncio.Lock()
+        self._keys: TurnKeys | None = None
+        """What watches the keyboard while a turn runs (Esc), on a terminal."""
 
     # ---- the work, and Ctrl+C ----
 
@@ -114,6 +118,16 @@ class TurnControl:
             self.terminal.restore()
             os._exit(130)
 
+    def _escape(self) -> None:
+        """Esc during a turn: stop it, as a first Ctrl+C does (a second Esc does nothing more)."""
+        task = self._busy_task
+        if self._interrupted or task is None or task.done():
+            return
+        self._interrupted = True
+        host = self._session()
+        if host is None or not host.interrupt("interrupted"):
+            task.cancel()
+
     def on_sigterm(self, code: int) -> None:
         """SIGTERM (143) or SIGHUP (129): stop the running turn as Ctrl+C would (its processes too), then leave."""
         self.exit_code = code
@@ -154,8 +168,12 @@ class TurnControl:
         self.view = view
         terminal = Terminal("error", 0, "the turn ended without a result")
         built.session.deps.confirm_repeat = self.ask_repeat  # the model repeating a call: asked here
+        prompt = self._prompt()
+        self._keys = prompt.turn_keys(self._escape) if prompt is not None else None
         with self.terminal.quiet_during_turn():
             view.start()
+            if self._keys is not None:
+                self._keys.start()
             try:
                 async for event in host.turn(text, inject=inject, scope=scope, files=files):
                     if isinstance(event, Remark):
@@ -177,6 +195,9 @@ class TurnControl:
                 terminal = Terminal("error", 0, f"internal error: {type(exc).__name__}: {one_line(str(exc))}")
                 self._repair()
             finally:
+                if self._keys is not None:
+                    self._keys.stop()
+                    self._keys = None
                 self.view = None
                 view.finish(terminal, interrupted=self._interrupted)
         self.answered = True
@@ -230,8 +251,11 @@ class TurnControl:
 
     @contextlib.contextmanager
     def _paused_for_prompt(self) -> Iterator[None]:
-        view = self.view
-        with view.paused() if view is not None else contextlib.nullcontext():
+        view, keys = self.view, self._keys
+        with (
+            view.paused() if view is not None else contextlib.nullcontext(),
+            keys.paused() if keys is not None else contextlib.nullcontext(),
+        ):
             drop_typeahead()
             yield
 
