@@ -19,6 +19,7 @@ from .app import Assembled, SessionOptions
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolFinished, ToolProgress, ToolResults
 from .host import Remark, SessionHost, Waiting
+from .kit.commands import Done, Send, is_command, resolve
 from .messages import Message, ToolUseBlock, Usage
 from .output import (
     EXIT_USAGE,
@@ -42,7 +43,6 @@ from .terminal_text import visible
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
-    from .custom_commands.invoke import Invocation
     from .host import HostEvent
     from .stream_json.lines import InitInfo
 
@@ -120,25 +120,16 @@ async def run_headless(
     with stop_on_signals(lambda code: host.interrupt(reasons[code])) as stopped:
         try:
             async with host:
-                text, scope = task, None
+                text, scope, typed = task, None, True  # a plain task: its @files attach
                 inject: Sequence[Message] = ()
-                name, _, arguments = task[1:].partition(" ") if task.startswith("/") else ("", "", "")
-                command = None if name in ("init", "compact") else await _custom_command(host, task)
-                if name == "init":  # the built-in, as in the REPL: the agent writes or improves AGENTS.md
-                    from .ui.slash_text import init_prompt
-
-                    text = init_prompt(session.context.cwd, arguments)
-                elif name == "compact":  # `ram -c "/compact [focus]"`: summarise the continued session now
+                outcome = await resolve(host, task) if is_command(task) else None
+                for note in outcome.notes if isinstance(outcome, Send | Done) else ():
+                    err.write(f"{visible(note)}\n")
+                if isinstance(outcome, Send):  # /init, a custom command, an MCP prompt, a skill
+                    text, inject, scope, typed = outcome.text, outcome.context, outcome.scope, False
+                elif isinstance(outcome, Done):  # /compact, or a command that cannot run
                     text = ""
-                    terminal = await _compact(host, arguments.strip(), summary, renderer)
-                elif isinstance(command, str):
-                    if isinstance(renderer, StreamJsonRenderer):
-                        renderer.init(init_info(host))
-                    terminal = Terminal("error", 0, command)
-                    text = ""
-                elif command is not None:
-                    text, inject, scope = command.text, command.attached, command.scope
-                typed = command is None and name not in ("init", "compact")  # a plain task: its @files attach
+                    terminal = _done(host, outcome, summary, renderer)
                 if text and isinstance(renderer, TextRenderer):  # says so when the model is silent (from the request)
                     after = min(WAITING_AFTER, config.stream_idle_timeout / 2)
                     watcher = asyncio.ensure_future(renderer.watch_silence(after))
@@ -189,37 +180,19 @@ async def run_headless(
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
 
 
-async def _compact(host: SessionHost, focus: str, summary: RunSummary, renderer: Renderer) -> Terminal:
-    """`/compact [focus]` run headless: the summary's notice is the result (a failed summary is an error)."""
-    from .events import Compacted
-
+def _done(host: SessionHost, done: Done, summary: RunSummary, renderer: Renderer) -> Terminal:
+    """A command that ran without a turn (`/compact`) or could not run: its line is the result."""
     if isinstance(renderer, StreamJsonRenderer):
         renderer.init(init_info(host))
-    try:
-        outcome = await host.session.compact_now(focus)
-    except Exception as exc:  # a failed summary is this command's error, not a traceback
-        return Terminal("error", 0, f"Compaction failed: {type(exc).__name__}: {exc}")
-    if isinstance(outcome, Compacted):
-        renderer.event(outcome)
-        summary.result = outcome.notice
-        return Terminal("completed", 0)
-    summary.result = outcome
-    if outcome.startswith("Compaction failed"):
-        return Terminal("error", 0, outcome)
-    if isinstance(renderer, TextRenderer):  # "Nothing to compact yet": said where the answer would be
-        renderer.out.write(f"{outcome}\n")
+    if done.compacted is not None:
+        renderer.event(done.compacted)
+    if done.kind == "builtin":
+        summary.result = done.text
+    if done.error:
+        return Terminal("error", 0, done.text)
+    if done.compacted is None and isinstance(renderer, TextRenderer):  # "Nothing to compact yet", where the
+        renderer.out.write(f"{done.text}\n")  # answer would be
     return Terminal("completed", 0)
-
-
-async def _custom_command(host: SessionHost, task: str) -> Invocation | str | None:
-    """The custom command `task` runs (`/name args`), expanded, or why it cannot run; None when it names none."""
-    if not task.startswith("/"):
-        return None
-    from .custom_commands.invoke import Failed, invoke, lookup
-
-    found = lookup(host.built, task)
-    outcome = await invoke(host.built, *found) if found is not None else None
-    return outcome.message if isinstance(outcome, Failed) else outcome
 
 
 async def _nothing() -> AsyncGenerator[HostEvent, None]:
@@ -253,9 +226,8 @@ def init_info(host: SessionHost) -> InitInfo:
 
     built = host.built
     skills = [skill.id for skill in built.knowledge.skills]
-    from .custom_commands.invoke import BUILTIN_COMMANDS
+    from .kit.commands import offered
 
-    commands = [command.name for command in built.commands.commands if command.name not in BUILTIN_COMMANDS]
     agents = [agent.name for agent in built.agents.agents] if built.session.tools.get("Agent") is not None else []
     return InitInfo(
         session_id=host.session_id,
@@ -266,7 +238,7 @@ def init_info(host: SessionHost) -> InitInfo:
         permission_mode=built.policy.mode,
         version=__version__,
         mcp_servers=built.mcp.status(),
-        slash_commands=list(dict.fromkeys(["compact", *commands, *skills])),
+        slash_commands=[offer.name for offer in offered(host)],
         skills=skills,
         agents=agents,
         api_key_source=_key_source(host.config),

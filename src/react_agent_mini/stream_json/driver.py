@@ -30,10 +30,11 @@ from .. import __version__
 from ..app import SessionOptions
 from ..claude_flags import SDK_PERMISSION_MODES
 from ..config import ProviderConfig
-from ..events import AssistantTurn, Compacted, Terminal, ToolResults
+from ..events import AssistantTurn, Terminal, ToolResults
 from ..headless import budget_applies, denied_call, init_info, over_budget
 from ..hooks import Hooks
 from ..host import Remark, SessionHost, TurnScope, Waiting
+from ..kit.commands import Done, Send, Unknown, offered, resolve
 from ..messages import Message
 from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..permissions.rules import PERMISSION_MODES, PermissionMode
@@ -307,15 +308,7 @@ class Driver:
             host.session.tools.changed()
             for problem in problems:
                 self.complain(f"warning: initialize: {problem}")
-        commands = [{"name": "compact", "description": "summarise the conversation now", "argumentHint": "[focus]"}]
-        commands += [
-            {"name": c.name, "description": c.description or "custom command", "argumentHint": c.argument_hint}
-            for c in host.built.commands.commands
-        ]
-        commands += [
-            {"name": skill.id, "description": skill.description or "skill", "argumentHint": "[arguments]"}
-            for skill in host.built.knowledge.skills
-        ]
+        commands = [{"name": o.name, "description": o.description, "argumentHint": o.hint} for o in offered(host)]
         model = host.model
         return {
             "commands": commands,
@@ -491,46 +484,24 @@ class Driver:
     async def slash(
         self, text: str, summary: TurnSummary, started: float
     ) -> tuple[str, Sequence[Message], TurnScope | None] | None:
-        """`/compact [focus]` runs here (None: done); a custom command gives its expanded text, files and scope;
-        `/<skill> [args]` the text and the skill's body to send; anything else is sent as typed."""
-        from ..custom_commands.invoke import Failed, invoke, lookup
-        from ..tools.skill import SkillTool
-
-        name, _, args = text[1:].partition(" ")
-        host = self.live
-        if name == "compact":
-            assert self.writer is not None
-            self.writer.init(self.init_info())
-            try:
-                outcome = await host.session.compact_now(args.strip())
-            except Exception as exc:  # a failed summary is this command's error, not the session's
-                outcome = f"Compaction failed: {type(exc).__name__}: {exc}"
-            if isinstance(outcome, Compacted):
-                self.writer.event(outcome)
-                summary.result = outcome.notice
-                self.finish(Terminal("completed", 0), summary, started, 0.0)
-            else:
-                summary.result = outcome
-                failed = outcome.startswith("Compaction failed")
-                self.finish(
-                    Terminal("error", 0, outcome) if failed else Terminal("completed", 0), summary, started, 0.0
-                )
-            return None
-        custom = lookup(host.built, text)
-        if custom is not None:
-            invoked = await invoke(host.built, *custom)
-            if isinstance(invoked, Failed):
-                assert self.writer is not None
-                self.writer.init(self.init_info())
-                self.finish(Terminal("error", 0, invoked.message), summary, started, 0.0)
-                return None
-            return invoked.text, invoked.attached, invoked.scope
-        tool = host.session.tools.get("Skill")
-        if isinstance(tool, SkillTool) and tool.find(name) is not None:
-            output = tool.load(name, args.strip() or None)
-            if not output.is_error and output.after:
-                return args.strip(), [Message("user", tuple(output.after), meta=True)], None
-        return text, [], None
+        """A command that runs without a turn (`/compact`) or cannot run answers here (None: done); one that
+        becomes a turn gives its text, context and scope; anything else is sent as typed (`kit.commands`)."""
+        outcome = await resolve(self.live, text)
+        for note in outcome.notes if isinstance(outcome, Send | Done) else ():
+            self.complain(note)
+        if isinstance(outcome, Send):
+            return outcome.text, outcome.context, outcome.scope
+        if isinstance(outcome, Unknown):
+            return text, [], None
+        assert self.writer is not None
+        self.writer.init(self.init_info())
+        if outcome.compacted is not None:
+            self.writer.event(outcome.compacted)
+        if outcome.kind == "builtin":
+            summary.result = outcome.text
+        terminal = Terminal("error", 0, outcome.text) if outcome.error else Terminal("completed", 0)
+        self.finish(terminal, summary, started, 0.0)
+        return None
 
     def finish(self, terminal: Terminal, summary: TurnSummary, started: float, api_seconds: float) -> None:
         host, writer = self.live, self.writer
