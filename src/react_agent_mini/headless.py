@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
-from . import __version__
 from .app import Assembled, SessionOptions
 from .config import ProviderConfig
-from .events import AssistantTurn, Terminal, ToolFinished, ToolProgress, ToolResults
+from .events import AssistantTurn, Terminal, ToolResults
 from .host import Remark, SessionHost, Waiting
 from .kit.commands import Done, Send, is_command, resolve
-from .messages import Message, ToolUseBlock, Usage
+from .kit.setup import setup_report
+from .kit.tally import budget_warning, denial, denied_call, init_info, over_budget
+from .messages import Message, ToolUseBlock
 from .output import (
     EXIT_USAGE,
     WAITING_AFTER,
@@ -33,7 +34,6 @@ from .output import (
     TextRenderer,
     exit_code,
 )
-from .permissions.configured import HEADLESS_FAIL_CLOSED
 from .permissions.policy import Allow, PermissionPolicy
 from .pricing import cost_usd
 from .session import Session
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
     from .host import HostEvent
-    from .stream_json.lines import InitInfo
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:
@@ -92,14 +91,12 @@ async def run_headless(
     if out.isatty():  # the scripted demo streams at a readable pace on a terminal
         options = msgspec.structs.replace(options, mock_chunk_delay=0.012)
     host = SessionHost.build(config, options)
-    built, session = host.built, host.session
-    for warning in host.warnings:
-        err.write(f"warning: {visible(warning)}\n")
-    if max_budget_usd is not None and not budget_applies(host.model):
-        err.write(f"warning: --max-budget-usd: the price of {visible(host.model)} is not known, so no budget applies\n")
-    if built.permission_settings.errors:  # fail closed: the rules are unknown, so nothing may run
-        for error in built.permission_settings.errors:
-            err.write(f"error: {visible(error.text)} — {HEADLESS_FAIL_CLOSED}\n")
+    session = host.session
+    report = setup_report(host, can_ask=False)
+    for line in [*report.lines, budget_warning(host, max_budget_usd)]:
+        if line:
+            err.write(f"{visible(line)}\n")
+    if report.refused:  # fail closed: the rules are unknown, so nothing may run
         await host.aclose()
         return EXIT_USAGE
     renderer: Renderer
@@ -153,10 +150,8 @@ async def run_headless(
                     elif isinstance(event, ToolResults):
                         api_started = time.monotonic()
                     elif (use := denied_call(event)) is not None:  # a subagent's denials count too
-                        summary.permission_denials.append(
-                            {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
-                        )
-                        summary.denial_fixes.append(await _fix_for(built, use))
+                        summary.permission_denials.append(denial(use))
+                        summary.denial_fixes.append(await _fix_for(host.built, use))
                     elif isinstance(event, Terminal):
                         terminal = event
                     renderer.event(event)
@@ -198,56 +193,3 @@ def _done(host: SessionHost, done: Done, summary: RunSummary, renderer: Renderer
 async def _nothing() -> AsyncGenerator[HostEvent, None]:
     return
     yield
-
-
-def denied_call(event: object) -> ToolUseBlock | None:
-    """The call a permission check refused, when `event` says one was (a subagent's, inside a `ToolProgress`)."""
-    if isinstance(event, ToolProgress):
-        event = event.event
-    return event.tool_use if isinstance(event, ToolFinished) and event.denied else None
-
-
-def budget_applies(model: str) -> bool:
-    """True when `model`'s price is known, so `--max-budget-usd` can be checked."""
-    return cost_usd(model, Usage()) is not None
-
-
-def over_budget(host: SessionHost, limit: float | None) -> bool:
-    """True when the session's cost at list price has reached `limit` (never without a limit or a known price)."""
-    if limit is None:
-        return False
-    spent = cost_usd(host.model, host.session.totals.usage)
-    return spent is not None and spent >= limit
-
-
-def init_info(host: SessionHost) -> InitInfo:
-    """What the `system/init` line says about the session (after MCP servers joined)."""
-    from .stream_json.lines import InitInfo
-
-    built = host.built
-    skills = [skill.id for skill in built.knowledge.skills]
-    from .kit.commands import offered
-
-    agents = [agent.name for agent in built.agents.agents] if built.session.tools.get("Agent") is not None else []
-    return InitInfo(
-        session_id=host.session_id,
-        cwd=str(built.session.context.cwd),
-        model=host.model,
-        provider=built.provider.name,
-        tools=built.session.tools.names(),
-        permission_mode=built.policy.mode,
-        version=__version__,
-        mcp_servers=built.mcp.status(),
-        slash_commands=[offer.name for offer in offered(host)],
-        skills=skills,
-        agents=agents,
-        api_key_source=_key_source(host.config),
-    )
-
-
-def _key_source(config: ProviderConfig) -> str:
-    if config.kind == "openai":
-        return "OPENAI_API_KEY" if config.api_key and config.api_key != "local" else "none"
-    if config.kind == "anthropic":
-        return "ANTHROPIC_API_KEY" if config.api_key else "ANTHROPIC_AUTH_TOKEN"
-    return "none"

@@ -28,6 +28,7 @@ from ..app import SessionOptions, default_tools
 from ..config import ProviderConfig
 from ..events import Terminal
 from ..host import Remark, SessionHost, TurnScope, Waiting
+from ..kit.setup import setup_report
 from ..mcp.attachment import MCP_FIRST_CALL_WAIT
 from ..messages import Message
 from ..permissions.configured import PermissionOptions
@@ -109,10 +110,8 @@ class AcpSession:
         )
         host = await asyncio.to_thread(SessionHost.build, setup.config, options, asker=asker)
         built.append(host)
-        for warning in host.warnings:
-            setup.complain(f"warning: {warning}")
-        for error in host.built.permission_settings.errors:
-            setup.complain(f"error: {error.text} — every tool call is asked for until it is fixed")
+        for line in setup_report(host, can_ask=True).lines:  # broken settings: every call is asked for
+            setup.complain(line)
         host.start()
         session = cls(host, link, setup.config)
         session.later(session.when_servers_ready())

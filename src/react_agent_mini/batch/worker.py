@@ -28,6 +28,7 @@ from .. import transcript
 from ..app import SessionOptions
 from ..events import AssistantTurn, ModelEvent, Terminal, ToolFinished
 from ..host import Remark, SessionHost
+from ..kit.setup import setup_report
 from ..messages import Usage
 from ..pricing import cost_usd
 from ..providers.base import ModelRequest
@@ -114,11 +115,12 @@ class _Run:
         host.session.context.changes = None  # a throwaway clone: no checkpoints (no git snapshot per command)
         self.model = host.model
         self.transcript_path = transcript.sessions_dir(workspace.path) / f"{host.session_id}.jsonl"
-        for warning in host.warnings:
-            _say(task, f"warning: {warning}")
-        if host.built.permission_settings.errors:  # fail closed, as a headless run does
+        report = setup_report(host, can_ask=False)
+        for line in report.lines:
+            _say(task, line)
+        if report.refused:  # fail closed, as a headless run does
             await host.aclose()
-            raise SetupFailed(f"settings: {host.built.permission_settings.errors[0].text}")
+            raise SetupFailed(f"settings: {report.refused}")
         _gate(host, self.limiter, endpoint_key(config.kind, config.base_url), config.max_retries)
         try:
             async with host:

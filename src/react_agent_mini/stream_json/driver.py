@@ -31,12 +31,12 @@ from ..app import SessionOptions
 from ..claude_flags import SDK_PERMISSION_MODES
 from ..config import ProviderConfig
 from ..events import AssistantTurn, Terminal, ToolResults
-from ..headless import budget_applies, denied_call, init_info, over_budget
 from ..hooks import Hooks
 from ..host import Remark, SessionHost, TurnScope, Waiting
 from ..kit.commands import Done, Send, Unknown, offered, resolve
+from ..kit.setup import setup_report
+from ..kit.tally import budget_warning, denial, denied_call, init_info, over_budget
 from ..messages import Message
-from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..permissions.rules import PERMISSION_MODES, PermissionMode
 from ..pricing import cost_usd
 from ..stop_signals import stop_on_signals, was_stopped
@@ -171,19 +171,18 @@ class Driver:
         self.host = host = SessionHost.build(
             self.config, self.options, asker=self.asker if self.flags.ask_client else None, hooks=self.hooks
         )
-        for warning in host.warnings:
-            self.complain(f"warning: {warning}")
-        if host.built.permission_settings.errors:  # fail closed, as a headless run does
-            for error in host.built.permission_settings.errors:
-                self.complain(f"error: {error.text} — {HEADLESS_FAIL_CLOSED}")
+        report = setup_report(host, can_ask=False)
+        for line in report.lines:
+            self.complain(line)
+        if report.refused:  # fail closed, as a headless run does
             await host.aclose()
             return EXIT_USAGE
         if self.alias == "dontAsk":
             host.built.policy.asker = None
         if host.built.policy.mode == "bypassPermissions":  # started in it (a flag or a settings file)
             self.flags = msgspec.structs.replace(self.flags, allow_bypass=True)
-        if self.flags.max_budget_usd is not None and not budget_applies(host.model):
-            self.complain(f"warning: --max-budget-usd: the price of {host.model} is not known, so no budget applies")
+        if warning := budget_warning(host, self.flags.max_budget_usd):
+            self.complain(warning)
         self.writer = StreamJsonWriter(self.write, host.session_id, host.model, partial=self.flags.partial)
         with stop_on_signals(self.on_signal) as stopped:
             try:
@@ -468,9 +467,7 @@ class Driver:
                 elif isinstance(event, ToolResults):
                     api_started = time.monotonic()
                 elif (use := denied_call(event)) is not None:
-                    summary.permission_denials.append(
-                        {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
-                    )
+                    summary.permission_denials.append(denial(use))
                 elif isinstance(event, Terminal):
                     terminal = event
                 writer.event(event)
