@@ -29,14 +29,16 @@ from typing import TypeAlias
 import msgspec
 
 from . import transcript
-from .app import Assembled, SessionOptions, build_session
+from .app import Assembled, ModelCalls, SessionOptions, build_session
 from .config import ProviderConfig
 from .custom_commands.scope import TurnScope as TurnScope  # front ends take it from here
 from .custom_commands.scope import allowing
 from .events import QueryEvent
 from .hooks import Hooks, HookVerdict
+from .mcp.attachment import McpAttachment
 from .messages import Message, user_text
-from .permissions.policy import Asker
+from .permissions.policy import Asker, PermissionPolicy
+from .providers.retry import retrying
 from .session import Session
 
 
@@ -81,9 +83,11 @@ class SessionHost:
         *,
         asker: Asker | None = None,
         hooks: Hooks | None = None,
+        model_calls: ModelCalls = retrying,
     ) -> SessionHost:
-        """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written)."""
-        host = cls(build_session(config, options, asker=asker, hooks=hooks), config)
+        """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written);
+        `model_calls`: how its model calls are made (`app.ModelCalls`)."""
+        host = cls(build_session(config, options, asker=asker, hooks=hooks, model_calls=model_calls), config)
         if host.built.hooks is not None:
             host.built.hooks.base = host.hook_fields
         if options.resume is not None:
@@ -101,6 +105,16 @@ class SessionHost:
     def warnings(self) -> list[str]:
         """Setup problems found while building, one line each (the caller shows them)."""
         return self.built.warnings
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        """The permission policy (its `mode`, its `asker`)."""
+        return self.built.policy
+
+    @property
+    def mcp(self) -> McpAttachment:
+        """The MCP servers (`manager` is None when none are configured)."""
+        return self.built.mcp
 
     @property
     def session_id(self) -> str:
