@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
-from .app import Assembled, SessionOptions
+from .app import SessionOptions
 from .config import ProviderConfig
 from .events import AssistantTurn, Terminal, ToolResults
 from .host import Remark, SessionHost, Waiting
@@ -51,10 +51,10 @@ def _describe(session: Session, use: ToolUseBlock) -> str:
     return tool.describe_call(use.input) if tool else ""
 
 
-async def _fix_for(built: Assembled, use: ToolUseBlock) -> DenialFix:
+async def _fix_for(host: SessionHost, use: ToolUseBlock) -> DenialFix:
     """What would allow a denied call on a rerun: the narrow rules an "always" answer records, and ALLOW_WRITE=1,
     each kept only if the real decision then allows the call (so never for a deny rule or plan mode)."""
-    policy, tool = built.policy, built.session.tools.get(use.name)
+    policy, tool = host.policy, host.session.tools.get(use.name)
     if tool is None:
         return DenialFix()
 
@@ -151,7 +151,7 @@ async def run_headless(
                         api_started = time.monotonic()
                     elif (use := denied_call(event)) is not None:  # a subagent's denials count too
                         summary.permission_denials.append(denial(use))
-                        summary.denial_fixes.append(await _fix_for(host.built, use))
+                        summary.denial_fixes.append(await _fix_for(host, use))
                     elif isinstance(event, Terminal):
                         terminal = event
                     renderer.event(event)

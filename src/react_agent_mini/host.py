@@ -40,6 +40,7 @@ from .messages import Message, user_text
 from .permissions.policy import Asker, PermissionPolicy
 from .providers.retry import retrying
 from .session import Session
+from .subagents.definitions import AgentCatalog
 
 
 class Remark(msgspec.Struct, frozen=True):
@@ -115,6 +116,15 @@ class SessionHost:
     def mcp(self) -> McpAttachment:
         """The MCP servers (`manager` is None when none are configured)."""
         return self.built.mcp
+
+    @property
+    def agents(self) -> AgentCatalog:
+        """The agent types the Agent tool offers (a driving program may add some)."""
+        return self.built.agents
+
+    def set_prompts(self, base: str | None, extra: str) -> None:
+        """Replace the system prompt's base instructions (None: ours) and what is appended to it."""
+        self.built.session.system_prompt = self.built.knowledge.replace_prompts(base, extra)
 
     @property
     def session_id(self) -> str:

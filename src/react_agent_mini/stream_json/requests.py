@@ -79,7 +79,7 @@ class ControlRequests:
         if isinstance(prompt, str) or isinstance(appended, str):  # the TS SDK sends its prompt options here
             base = prompt if isinstance(prompt, str) and prompt.strip() else self.options.system_prompt
             extra = appended if isinstance(appended, str) else self.options.append_system_prompt
-            host.session.system_prompt = host.built.knowledge.replace_prompts(base, extra)
+            host.set_prompts(base, extra)
         if request.get("sdkMcpServers"):
             self.complain("warning: initialize: ram cannot reach MCP servers that live in the SDK process; skipped")
         agents = request.get("agents")
@@ -87,7 +87,7 @@ class ControlRequests:
             from ..subagents.definitions import program_agents
 
             given, problems = program_agents(agents)
-            host.built.agents.add(given)
+            host.agents.add(given)
             host.session.tools.changed()
             for problem in problems:
                 self.complain(f"warning: initialize: {problem}")
@@ -95,8 +95,7 @@ class ControlRequests:
         return {
             "commands": [{"name": o.name, "description": o.description, "argumentHint": o.hint} for o in offered(host)],
             "agents": [
-                {"name": a.name, "description": a.description, "model": a.model or None}
-                for a in host.built.agents.agents
+                {"name": a.name, "description": a.description, "model": a.model or None} for a in host.agents.agents
             ],
             "output_style": "default",
             "available_output_styles": ["default"],
