@@ -8,9 +8,9 @@ from pathlib import Path
 
 from react_agent_mini.app import SessionOptions
 from react_agent_mini.config import ProviderConfig
-from react_agent_mini.events import Compacted
+from react_agent_mini.events import Compacted, ModelEvent
 from react_agent_mini.host import SessionHost
-from react_agent_mini.providers.base import CallModel, ModelEvent, ModelProvider, ModelRequest
+from react_agent_mini.providers.base import CallModel, ModelProvider, ModelRequest
 from react_agent_mini.providers.retry import RetryPolicy, retrying
 
 from ..fakes.fake_llm import FakeLLMServer, Reply
