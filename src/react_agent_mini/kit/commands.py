@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from ..custom_commands.scope import TurnScope
     from ..host import SessionHost
 
-BUILTINS_EVERYWHERE = ("compact", "init")
-"""The built-ins every front end runs (the REPL has more)."""
-
 
 class Send(msgspec.Struct, frozen=True):
     """A command that becomes a turn."""
