@@ -8,9 +8,9 @@ in the right order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -32,7 +32,7 @@ from .mcp.attachment import McpAttachment
 from .messages import Usage
 from .permissions.configured import PermissionOptions, PermissionSettings, build_policy
 from .permissions.policy import Asker, CanUseTool, PermissionPolicy
-from .providers.base import ModelProvider
+from .providers.base import CallModel, ModelProvider
 from .providers.retry import RetryPolicy, retrying
 from .recorder import TranscriptRecorder
 from .session import Session
@@ -81,9 +81,16 @@ def default_tools() -> ToolRegistry:
     )
 
 
-def production_deps(provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool) -> QueryDeps:
-    """Deps whose model calls go to `provider`, retried per `policy`."""
-    return QueryDeps(call_model=retrying(provider, policy), can_use_tool=can_use_tool)
+ModelCalls: TypeAlias = Callable[[ModelProvider, RetryPolicy], CallModel]
+"""How a session makes its model calls from its provider and retry policy (`retrying` unless a front end gives its
+own: a batch routes each attempt through its endpoint's limiter)."""
+
+
+def production_deps(
+    provider: ModelProvider, policy: RetryPolicy, can_use_tool: CanUseTool, model_calls: ModelCalls = retrying
+) -> QueryDeps:
+    """Deps whose model calls go to `provider`, retried per `policy` (made by `model_calls`)."""
+    return QueryDeps(call_model=model_calls(provider, policy), can_use_tool=can_use_tool)
 
 
 class SessionOptions(msgspec.Struct, frozen=True):
@@ -180,9 +187,11 @@ def build_session(
     *,
     asker: Asker | None = None,
     hooks: Hooks | None = None,
+    model_calls: ModelCalls = retrying,
 ) -> Assembled:
     """A session for `config` as `options` say; `asker` is None when nobody can answer permission prompts,
-    `hooks` the hooks a driving program registered."""
+    `hooks` the hooks a driving program registered, `model_calls` how its model calls are made (the session's
+    turns, its summaries and its subagents of the same model all use them)."""
     from .trust.gate import TrustGate, trust_gate
 
     cwd = options.cwd.resolve()
@@ -224,7 +233,7 @@ def build_session(
 
         tools.add(SkillTool(knowledge.skills))
     retry = RetryPolicy(max_attempts=config.max_retries + 1)
-    deps = msgspec.structs.replace(production_deps(provider, retry, policy), hooks=hooks)
+    deps = msgspec.structs.replace(production_deps(provider, retry, policy, model_calls), hooks=hooks)
     compaction = Compaction(deps.call_model, model=provider.model, reinject=reinjected(tools))
     if hooks is not None:
         wire(hooks, compaction, policy)

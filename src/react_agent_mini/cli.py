@@ -34,6 +34,7 @@ modes:
   ram -c "next task"      continue this directory's newest session (headless or interactive)
   ram --resume            list this directory's sessions; ram --resume ID continues one
   ram mcp list            the MCP servers configured here (.mcp.json), whether they start, their tools
+  ram mcp serve           ram as an MCP server on stdin/stdout (tools: ram, ram_reply)
   ram rewind [TURN]       list this directory's newest session's turns, or take its code and conversation
                           back to right after TURN (--code, --conversation, --force; ram rewind --help)
   ram trust [PATH]        show what a folder's own hooks, MCP servers and allow rules would do, and trust them
@@ -436,10 +437,16 @@ def _stdin_text(wait: float | None) -> str:
 
 
 def _mcp_command(rest: list[str]) -> int:
-    """`ram mcp list`: the configured MCP servers, whether they start, and their tools."""
+    """`ram mcp list`: the configured MCP servers, whether they start, and their tools; `ram mcp serve`: ram as an
+    MCP server (`mcp_serve/`)."""
+    if rest[:1] == ["serve"]:
+        from .mcp_serve.main import main as serve_main
+
+        return serve_main(rest[1:])
     if rest != ["list"]:
         print(
-            "usage: ram mcp list   (shows the MCP servers from .mcp.json, MCP_CONFIG and the user file)",
+            "usage: ram mcp list   (shows the MCP servers from .mcp.json, MCP_CONFIG and the user file)\n"
+            "       ram mcp serve  (serves ram as an MCP server on stdin/stdout; --help for its options)",
             file=sys.stderr,
         )
         return 2

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, TextIO
 
 import msgspec
 
-from . import __version__
-from .app import Assembled, SessionOptions
+from .app import SessionOptions
 from .config import ProviderConfig
-from .events import AssistantTurn, Terminal, ToolFinished, ToolProgress, ToolResults
+from .events import AssistantTurn, Terminal, ToolResults
 from .host import Remark, SessionHost, Waiting
-from .messages import Message, ToolUseBlock, Usage
+from .kit.commands import Done, Send, is_command, resolve
+from .kit.setup import setup_report
+from .kit.tally import budget_warning, denial, denied_call, init_info, over_budget
+from .messages import Message, ToolUseBlock
 from .output import (
     EXIT_USAGE,
     WAITING_AFTER,
@@ -32,7 +34,6 @@ from .output import (
     TextRenderer,
     exit_code,
 )
-from .permissions.configured import HEADLESS_FAIL_CLOSED
 from .permissions.policy import Allow, PermissionPolicy
 from .pricing import cost_usd
 from .session import Session
@@ -42,9 +43,7 @@ from .terminal_text import visible
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Sequence
 
-    from .custom_commands.invoke import Invocation
     from .host import HostEvent
-    from .stream_json.lines import InitInfo
 
 
 def _describe(session: Session, use: ToolUseBlock) -> str:
@@ -52,10 +51,10 @@ def _describe(session: Session, use: ToolUseBlock) -> str:
     return tool.describe_call(use.input) if tool else ""
 
 
-async def _fix_for(built: Assembled, use: ToolUseBlock) -> DenialFix:
+async def _fix_for(host: SessionHost, use: ToolUseBlock) -> DenialFix:
     """What would allow a denied call on a rerun: the narrow rules an "always" answer records, and ALLOW_WRITE=1,
     each kept only if the real decision then allows the call (so never for a deny rule or plan mode)."""
-    policy, tool = built.policy, built.session.tools.get(use.name)
+    policy, tool = host.policy, host.session.tools.get(use.name)
     if tool is None:
         return DenialFix()
 
@@ -92,14 +91,12 @@ async def run_headless(
     if out.isatty():  # the scripted demo streams at a readable pace on a terminal
         options = msgspec.structs.replace(options, mock_chunk_delay=0.012)
     host = SessionHost.build(config, options)
-    built, session = host.built, host.session
-    for warning in host.warnings:
-        err.write(f"warning: {visible(warning)}\n")
-    if max_budget_usd is not None and not budget_applies(host.model):
-        err.write(f"warning: --max-budget-usd: the price of {visible(host.model)} is not known, so no budget applies\n")
-    if built.permission_settings.errors:  # fail closed: the rules are unknown, so nothing may run
-        for error in built.permission_settings.errors:
-            err.write(f"error: {visible(error.text)} — {HEADLESS_FAIL_CLOSED}\n")
+    session = host.session
+    report = setup_report(host, can_ask=False)
+    for line in [*report.lines, budget_warning(host, max_budget_usd)]:
+        if line:
+            err.write(f"{visible(line)}\n")
+    if report.refused:  # fail closed: the rules are unknown, so nothing may run
         await host.aclose()
         return EXIT_USAGE
     renderer: Renderer
@@ -120,25 +117,16 @@ async def run_headless(
     with stop_on_signals(lambda code: host.interrupt(reasons[code])) as stopped:
         try:
             async with host:
-                text, scope = task, None
+                text, scope, typed = task, None, True  # a plain task: its @files attach
                 inject: Sequence[Message] = ()
-                name, _, arguments = task[1:].partition(" ") if task.startswith("/") else ("", "", "")
-                command = None if name in ("init", "compact") else await _custom_command(host, task)
-                if name == "init":  # the built-in, as in the REPL: the agent writes or improves AGENTS.md
-                    from .ui.slash_text import init_prompt
-
-                    text = init_prompt(session.context.cwd, arguments)
-                elif name == "compact":  # `ram -c "/compact [focus]"`: summarise the continued session now
+                outcome = await resolve(host, task) if is_command(task) else None
+                for note in outcome.notes if isinstance(outcome, Send | Done) else ():
+                    err.write(f"{visible(note)}\n")
+                if isinstance(outcome, Send):  # /init, a custom command, an MCP prompt, a skill
+                    text, inject, scope, typed = outcome.text, outcome.context, outcome.scope, False
+                elif isinstance(outcome, Done):  # /compact, or a command that cannot run
                     text = ""
-                    terminal = await _compact(host, arguments.strip(), summary, renderer)
-                elif isinstance(command, str):
-                    if isinstance(renderer, StreamJsonRenderer):
-                        renderer.init(init_info(host))
-                    terminal = Terminal("error", 0, command)
-                    text = ""
-                elif command is not None:
-                    text, inject, scope = command.text, command.attached, command.scope
-                typed = command is None and name not in ("init", "compact")  # a plain task: its @files attach
+                    terminal = _done(host, outcome, summary, renderer)
                 if text and isinstance(renderer, TextRenderer):  # says so when the model is silent (from the request)
                     after = min(WAITING_AFTER, config.stream_idle_timeout / 2)
                     watcher = asyncio.ensure_future(renderer.watch_silence(after))
@@ -162,10 +150,8 @@ async def run_headless(
                     elif isinstance(event, ToolResults):
                         api_started = time.monotonic()
                     elif (use := denied_call(event)) is not None:  # a subagent's denials count too
-                        summary.permission_denials.append(
-                            {"tool_name": use.name, "tool_use_id": use.id, "tool_input": dict(use.input)}
-                        )
-                        summary.denial_fixes.append(await _fix_for(built, use))
+                        summary.permission_denials.append(denial(use))
+                        summary.denial_fixes.append(await _fix_for(host, use))
                     elif isinstance(event, Terminal):
                         terminal = event
                     renderer.event(event)
@@ -189,93 +175,21 @@ async def run_headless(
     return stopped.exit_code if stopped.exit_code is not None else exit_code(terminal)
 
 
-async def _compact(host: SessionHost, focus: str, summary: RunSummary, renderer: Renderer) -> Terminal:
-    """`/compact [focus]` run headless: the summary's notice is the result (a failed summary is an error)."""
-    from .events import Compacted
-
+def _done(host: SessionHost, done: Done, summary: RunSummary, renderer: Renderer) -> Terminal:
+    """A command that ran without a turn (`/compact`) or could not run: its line is the result."""
     if isinstance(renderer, StreamJsonRenderer):
         renderer.init(init_info(host))
-    try:
-        outcome = await host.session.compact_now(focus)
-    except Exception as exc:  # a failed summary is this command's error, not a traceback
-        return Terminal("error", 0, f"Compaction failed: {type(exc).__name__}: {exc}")
-    if isinstance(outcome, Compacted):
-        renderer.event(outcome)
-        summary.result = outcome.notice
-        return Terminal("completed", 0)
-    summary.result = outcome
-    if outcome.startswith("Compaction failed"):
-        return Terminal("error", 0, outcome)
-    if isinstance(renderer, TextRenderer):  # "Nothing to compact yet": said where the answer would be
-        renderer.out.write(f"{outcome}\n")
+    if done.compacted is not None:
+        renderer.event(done.compacted)
+    if done.kind == "builtin":
+        summary.result = done.text
+    if done.error:
+        return Terminal("error", 0, done.text)
+    if done.compacted is None and isinstance(renderer, TextRenderer):  # "Nothing to compact yet", where the
+        renderer.out.write(f"{done.text}\n")  # answer would be
     return Terminal("completed", 0)
-
-
-async def _custom_command(host: SessionHost, task: str) -> Invocation | str | None:
-    """The custom command `task` runs (`/name args`), expanded, or why it cannot run; None when it names none."""
-    if not task.startswith("/"):
-        return None
-    from .custom_commands.invoke import Failed, invoke, lookup
-
-    found = lookup(host.built, task)
-    outcome = await invoke(host.built, *found) if found is not None else None
-    return outcome.message if isinstance(outcome, Failed) else outcome
 
 
 async def _nothing() -> AsyncGenerator[HostEvent, None]:
     return
     yield
-
-
-def denied_call(event: object) -> ToolUseBlock | None:
-    """The call a permission check refused, when `event` says one was (a subagent's, inside a `ToolProgress`)."""
-    if isinstance(event, ToolProgress):
-        event = event.event
-    return event.tool_use if isinstance(event, ToolFinished) and event.denied else None
-
-
-def budget_applies(model: str) -> bool:
-    """True when `model`'s price is known, so `--max-budget-usd` can be checked."""
-    return cost_usd(model, Usage()) is not None
-
-
-def over_budget(host: SessionHost, limit: float | None) -> bool:
-    """True when the session's cost at list price has reached `limit` (never without a limit or a known price)."""
-    if limit is None:
-        return False
-    spent = cost_usd(host.model, host.session.totals.usage)
-    return spent is not None and spent >= limit
-
-
-def init_info(host: SessionHost) -> InitInfo:
-    """What the `system/init` line says about the session (after MCP servers joined)."""
-    from .stream_json.lines import InitInfo
-
-    built = host.built
-    skills = [skill.id for skill in built.knowledge.skills]
-    from .custom_commands.invoke import BUILTIN_COMMANDS
-
-    commands = [command.name for command in built.commands.commands if command.name not in BUILTIN_COMMANDS]
-    agents = [agent.name for agent in built.agents.agents] if built.session.tools.get("Agent") is not None else []
-    return InitInfo(
-        session_id=host.session_id,
-        cwd=str(built.session.context.cwd),
-        model=host.model,
-        provider=built.provider.name,
-        tools=built.session.tools.names(),
-        permission_mode=built.policy.mode,
-        version=__version__,
-        mcp_servers=built.mcp.status(),
-        slash_commands=list(dict.fromkeys(["compact", *commands, *skills])),
-        skills=skills,
-        agents=agents,
-        api_key_source=_key_source(host.config),
-    )
-
-
-def _key_source(config: ProviderConfig) -> str:
-    if config.kind == "openai":
-        return "OPENAI_API_KEY" if config.api_key and config.api_key != "local" else "none"
-    if config.kind == "anthropic":
-        return "ANTHROPIC_API_KEY" if config.api_key else "ANTHROPIC_AUTH_TOKEN"
-    return "none"

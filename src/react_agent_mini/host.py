@@ -29,15 +29,18 @@ from typing import TypeAlias
 import msgspec
 
 from . import transcript
-from .app import Assembled, SessionOptions, build_session
+from .app import Assembled, ModelCalls, SessionOptions, build_session
 from .config import ProviderConfig
 from .custom_commands.scope import TurnScope as TurnScope  # front ends take it from here
 from .custom_commands.scope import allowing
 from .events import QueryEvent
 from .hooks import Hooks, HookVerdict
+from .mcp.attachment import McpAttachment
 from .messages import Message, user_text
-from .permissions.policy import Asker
+from .permissions.policy import Asker, PermissionPolicy
+from .providers.retry import retrying
 from .session import Session
+from .subagents.definitions import AgentCatalog
 
 
 class Remark(msgspec.Struct, frozen=True):
@@ -81,9 +84,11 @@ class SessionHost:
         *,
         asker: Asker | None = None,
         hooks: Hooks | None = None,
+        model_calls: ModelCalls = retrying,
     ) -> SessionHost:
-        """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written)."""
-        host = cls(build_session(config, options, asker=asker, hooks=hooks), config)
+        """Assemble the session (synchronous: reads files, may raise `SessionInUse` for a session being written);
+        `model_calls`: how its model calls are made (`app.ModelCalls`)."""
+        host = cls(build_session(config, options, asker=asker, hooks=hooks, model_calls=model_calls), config)
         if host.built.hooks is not None:
             host.built.hooks.base = host.hook_fields
         if options.resume is not None:
@@ -101,6 +106,25 @@ class SessionHost:
     def warnings(self) -> list[str]:
         """Setup problems found while building, one line each (the caller shows them)."""
         return self.built.warnings
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        """The permission policy (its `mode`, its `asker`)."""
+        return self.built.policy
+
+    @property
+    def mcp(self) -> McpAttachment:
+        """The MCP servers (`manager` is None when none are configured)."""
+        return self.built.mcp
+
+    @property
+    def agents(self) -> AgentCatalog:
+        """The agent types the Agent tool offers (a driving program may add some)."""
+        return self.built.agents
+
+    def set_prompts(self, base: str | None, extra: str) -> None:
+        """Replace the system prompt's base instructions (None: ours) and what is appended to it."""
+        self.built.session.system_prompt = self.built.knowledge.replace_prompts(base, extra)
 
     @property
     def session_id(self) -> str:

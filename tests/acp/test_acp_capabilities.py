@@ -197,8 +197,8 @@ async def test_slash_commands_are_offered_and_run(workspace: Path, stderr: Path,
         await conn.prompt(session_id=session.session_id, prompt=[text_block("/greet Ada")])
         unknown = await conn.prompt(session_id=session.session_id, prompt=[text_block("/compact")])
     offered = next(u for u in editor.dumped() if u["sessionUpdate"] == "available_commands_update")
-    assert [c["name"] for c in offered["availableCommands"]] == ["compact", "greet"]
-    assert offered["availableCommands"][1]["description"] == "Greet someone warmly"
+    assert [c["name"] for c in offered["availableCommands"]] == ["compact", "init", "greet"]  # every front end's set
+    assert offered["availableCommands"][2]["description"] == "Greet someone warmly"
     sent = json.dumps(fake_llm.requests[0].body["messages"])
     assert "Greet the person named in the arguments." in sent and '"content": "Ada"' in sent
     assert unknown.stop_reason == "end_turn" and len(fake_llm.requests) == 1  # too little to summarise: said so

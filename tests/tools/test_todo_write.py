@@ -115,7 +115,9 @@ async def test_acp_gets_a_plan_cards_for_a_subagents_calls_and_the_custom_comman
     assert fake_llm.requests[0].body["messages"][-1]["content"] == "Plan the."  # `$1` is the first word
     updates = editor.dumped()
     offered = next(u for u in updates if u["sessionUpdate"] == "available_commands_update")
-    assert {"name": "plan", "description": "Plan the work"}.items() <= offered["availableCommands"][1].items()
+    listed = {c["name"]: c for c in offered["availableCommands"]}
+    assert list(listed)[:3] == ["compact", "init", "plan"]  # every front end's built-ins, then the commands
+    assert {"name": "plan", "description": "Plan the work"}.items() <= listed["plan"].items()
     (plan,) = [u for u in updates if u["sessionUpdate"] == "plan"]
     assert plan["entries"] == [
         {"content": "Read the code", "priority": "medium", "status": "completed"},

@@ -201,7 +201,7 @@ class RamAgent:
         session = self._session(session_id)
         if mode_id not in MODES:
             raise errors.invalid_params(f"unknown mode {mode_id!r} (one of {', '.join(MODES)})")
-        session.host.built.policy.mode = mode_id
+        session.host.policy.mode = mode_id
         return SetSessionModeResponse()
 
     @readable

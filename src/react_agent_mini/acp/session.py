@@ -28,6 +28,7 @@ from ..app import SessionOptions, default_tools
 from ..config import ProviderConfig
 from ..events import Terminal
 from ..host import Remark, SessionHost, TurnScope, Waiting
+from ..kit.setup import setup_report
 from ..mcp.attachment import MCP_FIRST_CALL_WAIT
 from ..messages import Message
 from ..permissions.configured import PermissionOptions
@@ -91,7 +92,7 @@ class AcpSession:
         """Build the session (its files are read in a worker thread) and start its MCP servers."""
         link = ClientLink(conn, session_id, capabilities, setup.complain)
         built: list[SessionHost] = []
-        asker = EditorAsker(link, lambda: built[0].built.policy, cwd)
+        asker = EditorAsker(link, lambda: built[0].policy, cwd)
         replaced: list[Tool] = [
             *(client_file_tools(link) if link.files else []),
             *([ClientBash(link)] if link.terminal else []),
@@ -109,10 +110,8 @@ class AcpSession:
         )
         host = await asyncio.to_thread(SessionHost.build, setup.config, options, asker=asker)
         built.append(host)
-        for warning in host.warnings:
-            setup.complain(f"warning: {warning}")
-        for error in host.built.permission_settings.errors:
-            setup.complain(f"error: {error.text} — every tool call is asked for until it is fixed")
+        for line in setup_report(host, can_ask=True).lines:  # broken settings: every call is asked for
+            setup.complain(line)
         host.start()
         session = cls(host, link, setup.config)
         session.later(session.when_servers_ready())
@@ -122,7 +121,7 @@ class AcpSession:
 
     @property
     def mode(self) -> str:
-        return self.host.built.policy.mode
+        return self.host.policy.mode
 
     async def announce_commands(self) -> None:
         """Send `available_commands_update` when the commands changed since the last one."""
@@ -134,7 +133,7 @@ class AcpSession:
     async def when_servers_ready(self) -> None:
         """Once the MCP servers have started (or failed), offer their prompts too."""
         await asyncio.sleep(0)  # after the answer to session/new or session/load
-        manager = self.host.built.mcp.manager
+        manager = self.host.mcp.manager
         if manager is not None:
             for warning in await manager.wait_ready(MCP_FIRST_CALL_WAIT):
                 self.link.complain(f"warning: {warning}")

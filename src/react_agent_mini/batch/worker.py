@@ -27,12 +27,13 @@ from pathlib import Path
 import msgspec
 
 from .. import transcript
-from ..app import SessionOptions
+from ..app import ModelCalls, SessionOptions
 from ..events import AssistantTurn, ModelEvent, Terminal, ToolFinished
 from ..host import Remark, SessionHost
+from ..kit.setup import setup_report
 from ..messages import Usage
 from ..pricing import cost_usd
-from ..providers.base import ModelRequest
+from ..providers.base import CallModel, ModelProvider, ModelRequest
 from ..providers.retry import RetryPolicy, stream_with_retry
 from ..terminal_text import visible
 from ..tools.bash import BashTool
@@ -116,7 +117,8 @@ class _Run:
             strict_mcp=True,  # a task's repository does not get to start MCP servers
             sandbox=settings.sandbox,
         )
-        host = self.host = SessionHost.build(config, options)
+        key = endpoint_key(config.kind, config.base_url)
+        host = self.host = SessionHost.build(config, options, model_calls=_gated(self.limiter, key))
         host.session.context.changes = None  # a throwaway clone: no checkpoints (no git snapshot per command)
         inside = self.environment.bash_sandbox(workspace.path)
         bash = host.session.tools.get("Bash")
@@ -124,12 +126,12 @@ class _Run:
             bash.sandbox = inside
         self.model = host.model
         self.transcript_path = transcript.sessions_dir(workspace.path) / f"{host.session_id}.jsonl"
-        for warning in host.warnings:
-            _say(task, f"warning: {warning}")
-        if host.built.permission_settings.errors:  # fail closed, as a headless run does
+        report = setup_report(host, can_ask=False)
+        for line in report.lines:
+            _say(task, line)
+        if report.refused:  # fail closed, as a headless run does
             await host.aclose()
-            raise SetupFailed(f"settings: {host.built.permission_settings.errors[0].text}")
-        _gate(host, self.limiter, endpoint_key(config.kind, config.base_url), config.max_retries)
+            raise SetupFailed(f"settings: {report.refused}")
         try:
             async with host:
                 async for event in host.turn(task.prompt):
@@ -283,18 +285,18 @@ def _failure(body: asyncio.Future[None]) -> str | None:
     return f"internal error: {type(error).__name__}: {error}"
 
 
-def _gate(host: SessionHost, limiter: Limiter, key: str, retries: int) -> None:
-    """Route the session's model calls through the shared limiter, inside the usual retries (each attempt waits
-    for its slot). The session's deps are replaced after assembly because `app.build_session` has no seam for it;
-    an LLM summary (autocompact) keeps the ungated calls it was built with — rare in a batch, and still retried."""
-    provider = host.built.provider
-    policy = RetryPolicy(max_attempts=retries + 1)
+def _gated(limiter: Limiter, key: str) -> ModelCalls:
+    """The session's model calls routed through the shared limiter, inside the usual retries (each attempt waits
+    for its slot); its summaries and subagents use them too."""
 
-    def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
-        return stream_with_retry(lambda: gated(lambda: provider.stream(request), limiter, key), policy, request=request)
+    def model_calls(provider: ModelProvider, policy: RetryPolicy) -> CallModel:
+        def call_model(request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+            attempt = lambda: gated(lambda: provider.stream(request), limiter, key)  # noqa: E731
+            return stream_with_retry(attempt, policy, request=request)
 
-    session = host.session
-    session.deps = msgspec.structs.replace(session.deps, call_model=call_model)
+        return call_model
+
+    return model_calls
 
 
 def _say(task: BatchTask, text: str) -> None:

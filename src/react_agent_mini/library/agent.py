@@ -30,8 +30,8 @@ from ..config import ConfigError
 from ..events import Notice
 from ..hooks import Hooks
 from ..host import SessionHost
+from ..kit.setup import setup_report
 from ..messages import Message, Usage
-from ..permissions.configured import HEADLESS_FAIL_CLOSED
 from ..pricing import cost_usd
 from ..session_lock import SessionInUse
 from .options import AgentOptions, resolve
@@ -292,8 +292,8 @@ class Agent:
 
 def _setup_problem(host: SessionHost, tools: Sequence[Any]) -> str:
     """Why the session must not start: settings whose rules are unknown, a function that lost its name."""
-    for error in host.built.permission_settings.errors:
-        return f"{error.text} — {HEADLESS_FAIL_CLOSED}"
+    if refused := setup_report(host, can_ask=False).refused:
+        return refused
     for tool in tools:
         if host.session.tools.get(tool.name) is not tool:
             return f"tools: {tool.name!r} is the name of a built-in tool; name the function with @tool(name=...)"

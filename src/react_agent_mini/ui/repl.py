@@ -211,14 +211,13 @@ class Repl:
                 self.input.print_above(message)
                 self.input.interrupt()
             raise SetupFailed(message) from None
-        from ..permissions.configured import REPL_FAIL_CLOSED  # loaded by the build already
+        from ..kit.setup import setup_report
 
         self.host, self.built = host, host.built
         built = host.built
         self.modes.attach(built.policy)
         host.start()
-        lines = [f"warning: {warning}" for warning in built.warnings]
-        lines += [f"error: {error.text} — {REPL_FAIL_CLOSED}" for error in built.permission_settings.errors]
+        lines = setup_report(host, can_ask=True).lines  # broken settings: every call is asked for
         if self.resume is not None:
             lines.append(recap_text(built, f"resumed session {built.session.session_id[:12]}"))
         if lines and self.input is not None:

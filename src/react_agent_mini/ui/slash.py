@@ -2,9 +2,9 @@
 `/init`, `/resume`, `/output`, `/export`, `/bashes`, `/rewind`, `/hooks`, `/agents`, `/exit`/`/quit`, custom commands
 (`.claude/commands/`), `/<skill-id> [args]` and `/<server>:<prompt> [args]`.
 
-Resolution order: built-in → custom command → MCP prompt (a `:` in the name) → skill → unknown. An unknown command
-is reported and never sent to the model. A first word with a second `/` (`/etc/hosts is empty?`) is a path, not a
-command, and goes to the model as a message.
+Resolution order: the REPL's built-ins, then what every front end resolves (`kit.commands`): custom command → MCP
+prompt (a `:` in the name) → skill → unknown. An unknown command is reported and never sent to the model. A first
+word with a second `/` (`/etc/hosts is empty?`) is a path, not a command, and goes to the model as a message.
 
 The commands see the REPL through `SlashHost` (what they need of it, nothing more); the texts they print or send
 are worked out in `slash_text.py`.
@@ -29,9 +29,8 @@ from .slash_text import ago, bash_runs, init_prompt, status_report
 
 if TYPE_CHECKING:
     from ..app import Assembled
-    from ..custom_commands.catalog import CommandCatalog, CustomCommand
+    from ..custom_commands.catalog import CommandCatalog
     from ..host import SessionHost, TurnScope
-    from ..tools.skill import SkillTool
     from ..transcript import SessionInfo
 
 
@@ -136,14 +135,6 @@ def is_command(line: str) -> bool:
     return "/" not in first[1:]
 
 
-def skill_tool(built: Assembled) -> SkillTool | None:
-    """The session's Skill tool, when it offers one."""
-    from ..tools.skill import SkillTool
-
-    tool = built.session.tools.get("Skill")
-    return tool if isinstance(tool, SkillTool) else None
-
-
 class SlashCommands:
     """Runs slash commands for a REPL."""
 
@@ -177,23 +168,22 @@ class SlashCommands:
         handler = self._handlers.get(name)
         if handler is not None:
             return await handler(args)
-        from ..custom_commands.invoke import lookup
+        from ..kit.commands import Done, Send, resolve
 
-        built = await self.repl.ready()
-        custom = lookup(built, line.strip())
-        if custom is not None:
-            await self.custom(*custom)
-            return False
-        if ":" in name:
-            await self.mcp_prompt(name[1:], args)
-            return False
-        built = await self.repl.ready()
-        tool = skill_tool(built)
-        found = tool.find(name[1:]) if tool is not None and len(name) > 1 else None
-        if found is not None:
-            await self.skill(found.id, args)
-            return False
-        self.repl.say(f"unknown command {name} — /help lists the commands", "yellow")
+        await self.repl.ready()
+        host = self.repl.host
+        assert host is not None  # built
+        outcome = await resolve(host, line.strip())  # a custom command, an MCP prompt, a skill (`kit.commands`)
+        for note in outcome.notes if isinstance(outcome, Send | Done) else ():
+            self.repl.say(note, "yellow")
+        if isinstance(outcome, Send):
+            if outcome.kind == "skill":
+                self.repl.say(f"loaded skill {name[1:]}", "dim")
+            await self.repl.turn(outcome.text, inject=outcome.context, scope=outcome.scope)
+        elif isinstance(outcome, Done):
+            self.repl.say(outcome.text, "red" if outcome.error else "dim")
+        else:
+            self.repl.say(outcome.message or f"unknown command {name} — /help lists the commands", "yellow")
         return False
 
     # ---- listings (help and completion) ----
@@ -493,56 +483,6 @@ class SlashCommands:
 
     async def exit(self, args: str) -> bool:
         return True
-
-    # ---- custom commands ----
-
-    async def custom(self, command: CustomCommand, args: str) -> None:
-        from ..custom_commands.invoke import Failed, invoke
-
-        built = await self.repl.ready()
-        outcome = await invoke(built, command, args)
-        if isinstance(outcome, Failed):
-            self.repl.say(outcome.message, "red")
-            return
-        await self.repl.turn(outcome.text, inject=outcome.attached, scope=outcome.scope)
-
-    # ---- skills and MCP prompts ----
-
-    async def skill(self, skill_id: str, args: str) -> None:
-        built = await self.repl.ready()
-        tool = skill_tool(built)
-        if tool is None:
-            return
-        output = tool.load(skill_id, args or None)
-        if output.is_error or not output.after:
-            self.repl.say(output.content, "red")
-            return
-        self.repl.say(f"loaded skill {skill_id}", "dim")
-        await self.repl.turn(args, inject=[Message("user", tuple(output.after), meta=True)])
-
-    async def mcp_prompt(self, command: str, args: str) -> None:
-        built = await self.repl.ready()
-        manager = built.mcp.manager
-        if manager is None:
-            self.repl.say(f"unknown command /{command} — no MCP servers are configured (.mcp.json)", "yellow")
-            return
-        for warning in await built.mcp.join(built.session.tools):  # waits (bounded) for servers still starting
-            self.repl.say(f"warning: {warning}", "yellow")
-        server, _, name = command.partition(":")
-        known = [p.command for p in manager.prompts()]
-        if command not in known:
-            listing = ", ".join(f"/{c}" for c in known) or "none (the servers offer no prompts)"
-            self.repl.say(f"unknown MCP prompt /{command}; available: {listing}", "yellow")
-            return
-        try:
-            messages = await manager.run_prompt(server, name, args)
-        except Exception as exc:  # an MCP failure is one line, never the end of the session
-            self.repl.say(f"MCP prompt failed: {exc}", "red")
-            return
-        if not messages:
-            self.repl.say(f"/{command} returned nothing to send", "yellow")
-            return
-        await self.repl.turn("", inject=messages)
 
     def _other_sessions(self, built: Assembled) -> list[SessionInfo]:
         from .. import transcript
