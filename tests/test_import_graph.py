@@ -60,11 +60,7 @@ FUNCTION_LEVEL_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("trust", "custom_commands"): "trust.inventory -> custom_commands.*: as above",
     ("trust", "mcp"): "trust.inventory -> mcp.config: as above",
     ("trust", "permissions"): "trust.inventory -> permissions.settings: as above",
-    # Knot 2: {headless, output, stream_json} (with ui): the session-host kit splits the stream-json Driver.
-    ("headless", "stream_json"): "headless -> stream_json.lines: a headless run prints stream-json lines, while "
-    "stream_json.driver -> headless builds its session at module level",
-    ("output", "stream_json"): "output -> stream_json.lines, stream_json.writer: `--output-format stream-json` "
-    "writes through the stream-json writer, while stream_json.driver -> headless -> output at module level",
+    # Knot 2, {headless, output, stream_json}, is gone: the session-host kit (kit/) holds what they shared.
 }
 """Edges between top-level parts made by function-level imports only, each closing a cycle between the parts, with
 why it is there. Any other cycle between parts fails, and so does an entry that no longer closes one."""

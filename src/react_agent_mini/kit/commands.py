@@ -123,7 +123,7 @@ async def resolve(host: SessionHost, line: str) -> Outcome:
     if name == "compact":
         return await _compact(host, args)
     if name == "init":  # the agent writes or improves AGENTS.md
-        from ..ui.slash_text import init_prompt
+        from .init_task import init_prompt
 
         return Send(init_prompt(built.session.context.cwd, args), kind="builtin")
     custom = lookup(built, line.strip())

@@ -14,7 +14,7 @@ from ..pricing import cost_usd
 if TYPE_CHECKING:
     from ..config import ProviderConfig
     from ..host import SessionHost
-    from ..stream_json.lines import InitInfo
+    from .init_info import InitInfo
 
 
 def denied_call(event: object) -> ToolUseBlock | None:
@@ -51,8 +51,8 @@ def over_budget(host: SessionHost, limit: float | None) -> bool:
 
 def init_info(host: SessionHost) -> InitInfo:
     """What the `system/init` line says about the session (after MCP servers joined)."""
-    from ..stream_json.lines import InitInfo
     from .commands import offered
+    from .init_info import InitInfo
 
     built = host.built
     skills = [skill.id for skill in built.knowledge.skills]

@@ -12,13 +12,13 @@ under `--include-partial-messages`): editors behind claude-code-acp show text on
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
 from ..events import AssistantTurn, StopReason, Terminal, TextDelta, ThinkingDelta
 from ..ids import as_uuid, new_uuid
+from ..kit.init_info import InitInfo as InitInfo  # the line's content, worked out by the kit
 from ..messages import Message, TextBlock, ToolUseBlock, Usage, message_to_dict
 
 
@@ -88,25 +88,6 @@ def user_line(message: Message, *, session_id: str, parent_tool_use_id: str | No
 def system_line(subtype: str, session_id: str, **fields: Any) -> dict[str, Any]:
     """A `system` line of the given subtype."""
     return {"type": "system", "subtype": subtype, **fields, "session_id": session_id, "uuid": new_uuid()}
-
-
-class InitInfo(msgspec.Struct, frozen=True):
-    """What a `system/init` line reports about the session."""
-
-    session_id: str
-    cwd: str
-    model: str
-    provider: str
-    tools: Sequence[str]
-    permission_mode: str
-    version: str
-    """ram's own version (the SDK reads `claude_code_version` and warns when it is missing)."""
-    mcp_servers: Sequence[dict[str, str]] = ()
-    slash_commands: Sequence[str] = ()
-    skills: Sequence[str] = ()
-    agents: Sequence[str] = ()
-    """The agent types the Agent tool offers."""
-    api_key_source: str = "none"
 
 
 def init_line(info: InitInfo) -> dict[str, Any]:

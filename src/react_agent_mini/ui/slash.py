@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Protocol
 import msgspec
 
 from ..events import Compacted
+from ..kit.init_task import init_prompt
 from ..messages import Message
-from .slash_text import ago, bash_runs, init_prompt, status_report
+from .slash_text import ago, bash_runs, status_report
 
 if TYPE_CHECKING:
     from ..app import Assembled
