@@ -13,7 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from typing import Any, NamedTuple
+
+TYPE_CHECKING = False  # not `typing`'s: see SessionFields
+if TYPE_CHECKING:
+    from typing import Any
 
 SDK_PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 """`--permission-mode` values: ram's four, and the SDK's `dontAsk` (ask nobody: what would be asked is denied)
@@ -44,8 +47,9 @@ NO_EFFECT = (
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
-def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
-    """Declare the Claude Code flags on `parser`."""
+def add_claude_code_flags(parser: argparse.ArgumentParser, *, hidden: bool = True) -> None:
+    """Declare the Claude Code flags on `parser`; `hidden` False: leave out those `--help` does not show (the
+    parser then only prints the help)."""
     sdk = parser.add_argument_group(
         "Claude Code compatibility (what the Claude Agent SDK and claude-code-acp pass)",
     )
@@ -114,8 +118,6 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
         help="let a driving program switch to bypassPermissions during the session",
     )
     compat = parser.add_argument_group("accepted for Claude Code compatibility, no effect", _wrapped(NO_EFFECT))
-    for flag in ("--verbose", "--include-hook-events", "--debug-to-stderr", "--session-mirror"):
-        compat.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
     sdk.add_argument(
         "--add-dir",
         action="append",
@@ -123,6 +125,14 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a directory Bash commands may also write in the sandbox (repeatable)",
     )
+    if hidden:
+        _add_hidden_flags(compat)
+
+
+def _add_hidden_flags(compat: argparse._ArgumentGroup) -> None:
+    """The flags that change nothing here (`NO_EFFECT`): parsed, not shown."""
+    for flag in ("--verbose", "--include-hook-events", "--debug-to-stderr", "--session-mirror"):
+        compat.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
     compat.add_argument("--plugin-dir", action="append", default=[], help=argparse.SUPPRESS)
     for flag in (
         "--fallback-model",
@@ -156,19 +166,45 @@ class FlagError(Exception):
     """A flag's value cannot be used (one line for the user; the run exits 2)."""
 
 
-class SessionFields(NamedTuple):
-    """What the Claude Code flags say about the session (fields of `app.SessionOptions`)."""
+class SessionFields:
+    """What the Claude Code flags say about the session (fields of `app.SessionOptions`). A plain class, not a
+    NamedTuple: `ram --help` imports this module, and `typing` would cost it ≈4 ms."""
 
-    system_prompt: str | None
-    append_system_prompt: str
-    builtin_tools: tuple[str, ...] | None
-    mcp_servers: dict[str, Any] | None
-    strict_mcp: bool
-    session_id: str | None
-    save: bool
-    fork: bool
-    warnings: list[str]
-    """Lines to show on stderr (servers skipped, tools unknown)."""
+    __slots__ = (
+        "append_system_prompt",
+        "builtin_tools",
+        "fork",
+        "mcp_servers",
+        "save",
+        "session_id",
+        "strict_mcp",
+        "system_prompt",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str | None,
+        append_system_prompt: str,
+        builtin_tools: tuple[str, ...] | None,
+        mcp_servers: dict[str, Any] | None,
+        strict_mcp: bool,
+        session_id: str | None,
+        save: bool,
+        fork: bool,
+        warnings: list[str],
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.append_system_prompt = append_system_prompt
+        self.builtin_tools = builtin_tools
+        self.mcp_servers = mcp_servers
+        self.strict_mcp = strict_mcp
+        self.session_id = session_id
+        self.save = save
+        self.fork = fork
+        self.warnings = warnings
+        """Lines to show on stderr (servers skipped, tools unknown)."""
 
 
 KNOWN_TOOLS = ("Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo", "Skill")
