@@ -74,6 +74,22 @@ def run_once(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> tuple[flo
     return t0, time.monotonic() - t0, proc.returncode, err.decode(errors="replace")
 
 
+def run_with_cpu(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> tuple[float, float, float, int, str]:
+    """As `run_once`, plus the CPU seconds (user + system) the child used: less sensitive than wall time to
+    what else the machine runs."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    return t0, elapsed, usage.ru_utime + usage.ru_stime, proc.returncode, err.decode(errors="replace")
+
+
 def report(label: str, samples: Sequence[float], note: str, failure: str, width: int = 34) -> None:
     print(line(label, samples, note, width))
     if failure:
@@ -118,8 +134,8 @@ def cases(ram: list[str], env: dict[str, str], base: str | None) -> list[Case]:
     return out
 
 
-def run_case(case: Case, server: FakeLLMServer, cwd: str) -> tuple[float, float, str]:
-    """(launch → first request or NaN, wall time, failure or '') of one run of `case`."""
+def run_case(case: Case, server: FakeLLMServer, cwd: str) -> tuple[float, float, float, str]:
+    """(launch → first request or NaN, wall time, CPU time, failure or '') of one run of `case`."""
     env = dict(case.env)
     if case.provider == "openai":
         env.update(OPENAI_API_KEY=API_KEY, OPENAI_BASE_URL=server.openai_base_url)
@@ -128,11 +144,11 @@ def run_case(case: Case, server: FakeLLMServer, cwd: str) -> tuple[float, float,
     seen = len(server.requests)
     if case.provider:
         server.enqueue(Reply(text="Hi there.", chunk_size=16))
-    t0, elapsed, code, err = run_once(case.argv, env, cwd)
+    t0, elapsed, cpu, code, err = run_with_cpu(case.argv, env, cwd)
     new = server.requests[seen:]
     if code != 0 or (case.provider and len(new) != 1):
-        return float("nan"), elapsed, f"exit {code}, {len(new)} request(s): {err.strip()[-300:]}"
-    return (new[0].received_at - t0 if case.provider else float("nan")), elapsed, ""
+        return float("nan"), elapsed, cpu, f"exit {code}, {len(new)} request(s): {err.strip()[-300:]}"
+    return (new[0].received_at - t0 if case.provider else float("nan")), elapsed, cpu, ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -142,15 +158,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     todo = cases(ram, env, options.base)
     walls: dict[str, list[float]] = {case.label: [] for case in todo}
     firsts: dict[str, list[float]] = {case.label: [] for case in todo}
+    cpus: dict[str, list[float]] = {case.label: [] for case in todo}
     failures: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="ram-bench-") as cwd, FakeLLMServer(api_key=API_KEY) as server:
         for i in range(options.runs + 1):  # round robin: every case sees the same load; round 0 is the warm-up
             for case in todo:
-                first, elapsed, failure = run_case(case, server, cwd)
+                first, elapsed, cpu, failure = run_case(case, server, cwd)
                 if failure:
                     failures.setdefault(case.label, failure)
                 elif i > 0:
                     walls[case.label].append(elapsed)
+                    cpus[case.label].append(cpu)
                     if case.provider:
                         firsts[case.label].append(first)
 
@@ -164,15 +182,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratio = f"{statistics.median(samples) / statistics.median(floor):.1f}× python -c pass"
         return "; ".join(part for part in (ratio, target) if part)
 
+    def cpu_note(label: str) -> str:
+        mine, base = cpus[label], cpus["python -c pass"]
+        if not mine or not base:
+            return ""
+        return f"CPU {statistics.median(mine) * 1e3:.1f} ms = {statistics.median(mine) / statistics.median(base):.1f}×"
+
     for case in todo:
         label = case.label
         if case.provider:
             target = FIRST_REQUEST_TARGET
             report(f"launch → first request {label[10:]}", firsts[label], note(firsts[label], target), "", 42)
-            report(f"{label} total", walls[label], note(walls[label]), failures.get(label, ""), 42)
+            report(
+                f"{label} total", walls[label], f"{note(walls[label])}; {cpu_note(label)}", failures.get(label, ""), 42
+            )
         else:
             target = VERSION_TARGET if label.startswith("ram --version") else ""
-            report(label, walls[label], note(walls[label], target), failures.get(label, ""), 42)
+            notes = "; ".join(part for part in (note(walls[label], target), cpu_note(label)) if part)
+            report(label, walls[label], notes, failures.get(label, ""), 42)
     return 0
 
 

@@ -44,7 +44,7 @@ def test_help_loads_argparse_and_the_flags_only(tmp_path: Path) -> None:
         "react_agent_mini",
         "react_agent_mini.cli",
         "react_agent_mini.claude_flags",
-        "react_agent_mini.usage_parser",
+        "react_agent_mini.argparse_base",
     }
     # typing (≈4 ms), shutil (brings bz2 and lzma) and textwrap (compiles its word splitter) are not needed to
     # print the help; asyncio, httpx and msgspec belong to a run

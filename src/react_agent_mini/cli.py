@@ -123,8 +123,8 @@ def unknown_argument(parser: argparse.ArgumentParser, extra: Sequence[str]) -> s
 
 def build_parser(*, help_only: bool = False) -> argparse.ArgumentParser:
     """`ram`'s parser; `help_only`: without the flags `--help` does not list (for `ram --help` alone)."""
+    from .argparse_base import USAGE, HelpFormatter, UsageParser
     from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
-    from .usage_parser import USAGE, HelpFormatter, UsageParser
 
     parser = UsageParser(
         prog="ram",
