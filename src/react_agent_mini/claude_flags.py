@@ -81,7 +81,8 @@ def add_claude_code_flags(parser: argparse.ArgumentParser, *, hidden: bool = Tru
     sdk.add_argument(
         "--tools",
         metavar="TOOLS",
-        help='the built-in tools offered: "default" (all), "" (none) or a list such as "Read,Grep"',
+        help='the built-in tools offered: "default" (all but the Echo demo tool, which only --mock offers), "" '
+        '(none), or a list such as "Read,Grep" or "default,Echo"',
     )
     sdk.add_argument(
         "--mcp-config",
@@ -258,10 +259,12 @@ def _system_prompt(args: argparse.Namespace, cwd: str) -> str | None:
 
 
 def _tools(value: str | None, warnings: list[str]) -> tuple[str, ...] | None:
+    """`--tools`: None for "default" (every built-in tool but the Echo demo tool), else the names to offer; a list
+    may hold "default" for all of those, plus more (`default,Echo`)."""
     if value is None or value.strip() == "default":
         return None
     names = tuple(dict.fromkeys(part for part in re.split(r"[,\s]+", value) if part))
-    unknown = [name for name in names if name not in KNOWN_TOOLS]
+    unknown = [name for name in names if name not in KNOWN_TOOLS and name != "default"]
     if unknown:
         warnings.append(
             f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(KNOWN_TOOLS)})"
