@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from react_agent_mini.compact.tokens import estimate_tokens
+
 from .fakes.fake_llm import DropAfter, FakeLLMServer, Hang, HttpError, Malformed, Reply, ToolCall
 from .processes import pids_with, wait_until
 
@@ -52,6 +54,10 @@ def echo(message: str) -> ToolCall:
     return ToolCall("Echo", {"message": message})
 
 
+ECHO = ("--tools", "default,Echo")
+"""The built-in tools and the Echo demo tool, which a real model is not offered unless named (issue 28)."""
+
+
 def test_version_and_help(tmp_path: Path) -> None:
     version = ram("--version", env=env_for(None, None), cwd=tmp_path)
     assert version.returncode == 0 and version.stdout.strip() == "react-agent-mini 0.1.0"
@@ -70,7 +76,7 @@ def test_headless_task_streams_answer_and_tool_lines(wire: str, fake_llm: FakeLL
         Reply(tool_calls=[echo("three")]),
         Reply(text="Done: one two three."),
     )
-    proc = ram("summarise", "this", env=env_for(wire, fake_llm), cwd=tmp_path)
+    proc = ram(*ECHO, "summarise", "this", env=env_for(wire, fake_llm), cwd=tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Checking both.\nDone: one two three.\n"
@@ -95,7 +101,7 @@ def test_json_output(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) -> None
 @pytest.mark.parametrize("wire", WIRES)
 def test_stream_json_output(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     fake_llm.enqueue(Reply(tool_calls=[echo("x")]), Reply(text="fin"))
-    proc = ram("--output-format", "stream-json", "q", env=env_for(wire, fake_llm), cwd=tmp_path)
+    proc = ram(*ECHO, "--output-format", "stream-json", "q", env=env_for(wire, fake_llm), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [(e["type"], e.get("subtype")) for e in events] == [
@@ -162,11 +168,11 @@ def test_max_turns_exit_code(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
 
 def test_trace_lines_never_show_the_key(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     fake_llm.enqueue(Reply(tool_calls=[echo("x")]), Reply(text="ok"))
-    proc = ram("q", env=env_for("openai", fake_llm, TRACE="1"), cwd=tmp_path)
+    proc = ram(*ECHO, "q", env=env_for("openai", fake_llm, TRACE="1"), cwd=tmp_path)
     assert proc.returncode == 0
     traces = [line for line in proc.stderr.splitlines() if line.startswith("[trace]")]
     assert traces[0] == "[trace] cli.start mode=headless provider=openai"
-    assert "[trace] api.request messages=1 tools=12 model=deepseek-chat" in traces  # the built-in tools
+    assert "[trace] api.request messages=1 tools=12 model=deepseek-chat" in traces  # the built-in tools and Echo
     assert "[trace] permission tool=Echo decision=allow" in traces
     assert "[trace] api.assistant kind=tool_use tool_uses=1 stop=tool_use" in traces
     assert traces[-1] == "[trace] query.turn_end reason=completed turn=2"
@@ -188,6 +194,25 @@ def test_mock_demo_explores_the_workspace_offline(tmp_path: Path) -> None:
     ]
     assert "Found 2 file(s), 1 with definitions in them. Reading pkg/loop.py." in proc.stdout
     assert 'it opens with: \'"""The loop."""\'' in proc.stdout
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_real_model_is_not_offered_the_echo_demo_tool(wire: str, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    fake_llm.enqueue(Reply(text="ok"), Reply(text="ok"))
+    assert ram("q", env=env_for(wire, fake_llm), cwd=tmp_path).returncode == 0
+    assert ram(*ECHO, "q", env=env_for(wire, fake_llm), cwd=tmp_path).returncode == 0
+    plain, named = ([t.get("name") or t["function"]["name"] for t in r.body["tools"]] for r in fake_llm.requests)
+    assert "Echo" not in plain and "Read" in plain and "Agent" in plain  # every other built-in tool
+    assert named == [*plain[: plain.index("TodoWrite")], "Echo", *plain[plain.index("TodoWrite") :]]
+    mock = ram("--mock", "--output-format", "stream-json", "q", env=env_for(None, None), cwd=tmp_path)
+    assert "Echo" in json.loads(mock.stdout.splitlines()[0])["tools"]  # the offline demo model calls it
+    # what the first request costs before the task: system prompt and tool definitions within 3.5k tokens, counted
+    # by ram's own estimator (cl100k gives within 2% of it: benchmarks/first_request.py)
+    body = fake_llm.requests[0].body
+    system = body["system"] if wire == "anthropic" else body["messages"][0]["content"]
+    system_text = system if isinstance(system, str) else "".join(block["text"] for block in system)
+    tools = json.dumps(body["tools"], separators=(",", ":"), ensure_ascii=False)
+    assert estimate_tokens(system_text) + estimate_tokens(tools) <= 3_500
 
 
 def test_mock_demo_in_an_empty_directory_and_the_seed_echo(tmp_path: Path) -> None:

@@ -27,6 +27,9 @@ from .fakes.fake_llm import FakeLLMServer, Reply, Stall, ToolCall
 from .fakes.mcp_servers import support
 from .hooks.test_hooks import ParkTool, Seen, hook, once_set
 
+ECHO_TOOLS = ("default", "Echo")
+"""The built-in tools and the Echo demo tool, which a real model is not offered unless named (issue 28)."""
+
 INTERRUPTED = f"Error: {transcript.INTERRUPTED_RESULT}"
 """What the model reads for a call left without a result (OpenAI-compatible wire: errors say so)."""
 
@@ -43,7 +46,9 @@ def build(
     mcp: bool = False,
 ) -> SessionHost:
     servers = {"toolbox": {"command": sys.executable, "args": [str(support.TOOLBOX)]}} if mcp else None
-    options = SessionOptions(tmp_path, extra_tools=extra_tools, mcp_servers=servers, strict_mcp=True)
+    options = SessionOptions(
+        tmp_path, builtin_tools=ECHO_TOOLS, extra_tools=extra_tools, mcp_servers=servers, strict_mcp=True
+    )
     return SessionHost.build(config(fake_llm), options, hooks=Hooks(entries))
 
 

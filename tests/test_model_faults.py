@@ -161,9 +161,7 @@ def test_a_tool_that_does_not_exist_gets_the_nearest_name_and_the_session_goes_o
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     read_file, shell, run_command, frobnicate = results(fake_llm.requests[1])
-    tools = (
-        "Available tools: Read, Write, Edit, Glob, Grep, Bash, BashOutput, KillShell, WebFetch, Echo, TodoWrite, Agent."
-    )
+    tools = "Available tools: Read, Write, Edit, Glob, Grep, Bash, BashOutput, KillShell, WebFetch, TodoWrite, Agent."
     assert read_file == f"Unknown tool: read_file. Did you mean Read? {tools}"
     assert shell == f"Unknown tool: shell. Did you mean Bash? {tools}"
     assert run_command == f"Unknown tool: run_command. Did you mean Bash? {tools}"

@@ -49,8 +49,10 @@ SYSTEM_PROMPT = BASE_PROMPT
 """The base prompt alone (benchmarks use it; sessions get the full prompt from `Knowledge`)."""
 
 
-def default_tools() -> ToolRegistry:
-    """The built-in tools, in the order the model sees them."""
+def default_tools(*, echo: bool = True) -> ToolRegistry:
+    """The built-in tools, in the order the model sees them; `echo` False: without the Echo demo tool (a session
+    offers it only to the offline demo model, `--mock`, or when `--tools` names it: every other model would pay for
+    its definition in every request)."""
     from .tools.bash import BashTool
     from .tools.bash_output import BashOutputTool
     from .tools.echo import EchoTool
@@ -75,7 +77,7 @@ def default_tools() -> ToolRegistry:
             BashOutputTool(bash.background),  # the shells Bash starts with run_in_background
             KillShellTool(bash.background),
             WebFetchTool(),
-            EchoTool(),
+            *([EchoTool()] if echo else []),
             TodoWriteTool(),
         ]
     )
@@ -114,7 +116,8 @@ class SessionOptions(msgspec.Struct, frozen=True):
     append_system_prompt: str = ""
     """Added at the end of the system prompt."""
     builtin_tools: Sequence[str] | None = None
-    """Names of the built-in tools to offer (`--tools`); None: all of them."""
+    """Names of the built-in tools to offer (`--tools`; "default" among them: all but Echo); None: all of them but
+    Echo, the demo tool, which only the offline mock model is offered unless named here."""
     extra_tools: Sequence[Tool] = ()
     """More tools (the library's Python functions)."""
     mcp_servers: Mapping[str, Any] | None = None
@@ -219,7 +222,7 @@ def build_session(
         base_prompt=options.system_prompt,
         append_prompt=options.append_system_prompt,
     )
-    tools = _tool_table(options, warnings)
+    tools = _tool_table(options, warnings, mock=config.kind == "mock")
     _attach_sandbox(options, cwd, tools, policy, warnings, loaded_hooks.hooks)
     if _offered("WebSearch", options):  # only with a search backend configured
         from .tools.web_search import configured_search_tool
@@ -340,16 +343,18 @@ def _own_folders_inside(cwd: Path) -> list[Path]:
 
 
 def _offered(name: str, options: SessionOptions) -> bool:
-    """Is the built-in tool `name` offered (`--tools` names the built-in tools to keep)?"""
-    return options.builtin_tools is None or name in options.builtin_tools
+    """Is the built-in tool `name` offered (`--tools` names the built-in tools to keep; "default" among them keeps
+    every one but Echo)?"""
+    keep = options.builtin_tools
+    return keep is None or name in keep or ("default" in keep and name != "Echo")
 
 
-def _tool_table(options: SessionOptions, warnings: list[str]) -> ToolRegistry:
-    """The built-in tools `options` keep, then the caller's own (a name taken twice keeps the first)."""
-    tools = default_tools()
+def _tool_table(options: SessionOptions, warnings: list[str], *, mock: bool = False) -> ToolRegistry:
+    """The built-in tools `options` keep, then the caller's own (a name taken twice keeps the first). Echo only for
+    the `mock` model or when `--tools` names it."""
+    tools = default_tools(echo=mock or (options.builtin_tools is not None and "Echo" in options.builtin_tools))
     if options.builtin_tools is not None:
-        keep = set(options.builtin_tools)
-        tools = ToolRegistry(t for t in tools if t.name in keep)
+        tools = ToolRegistry(t for t in tools if _offered(t.name, options))
     for tool in options.extra_tools:
         if tools.get(tool.name) is not None:
             warnings.append(f"tool {tool.name!r} is defined twice; the first one is kept")

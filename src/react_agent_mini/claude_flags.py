@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from typing import Any, NamedTuple
 
 from .permission_modes import SDK_PERMISSION_MODES as SDK_PERMISSION_MODES  # `--permission-mode`'s values
+
+TYPE_CHECKING = False  # not `typing`'s: see SessionFields
+if TYPE_CHECKING:
+    from typing import Any
 
 NO_EFFECT = (
     "--verbose",
@@ -42,8 +45,9 @@ NO_EFFECT = (
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
-def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
-    """Declare the Claude Code flags on `parser`."""
+def add_claude_code_flags(parser: argparse.ArgumentParser, *, hidden: bool = True) -> None:
+    """Declare the Claude Code flags on `parser`; `hidden` False: leave out those `--help` does not show (the
+    parser then only prints the help)."""
     sdk = parser.add_argument_group(
         "Claude Code compatibility (what the Claude Agent SDK and claude-code-acp pass)",
     )
@@ -75,7 +79,8 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
     sdk.add_argument(
         "--tools",
         metavar="TOOLS",
-        help='the built-in tools offered: "default" (all), "" (none) or a list such as "Read,Grep"',
+        help='the built-in tools offered: "default" (all but the Echo demo tool, which only --mock offers), "" '
+        '(none), or a list such as "Read,Grep" or "default,Echo"',
     )
     sdk.add_argument(
         "--mcp-config",
@@ -112,8 +117,6 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
         help="let a driving program switch to bypassPermissions during the session",
     )
     compat = parser.add_argument_group("accepted for Claude Code compatibility, no effect", _wrapped(NO_EFFECT))
-    for flag in ("--verbose", "--include-hook-events", "--debug-to-stderr", "--session-mirror"):
-        compat.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
     sdk.add_argument(
         "--add-dir",
         action="append",
@@ -121,6 +124,14 @@ def add_claude_code_flags(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a directory Bash commands may also write in the sandbox (repeatable)",
     )
+    if hidden:
+        _add_hidden_flags(compat)
+
+
+def _add_hidden_flags(compat: argparse._ArgumentGroup) -> None:
+    """The flags that change nothing here (`NO_EFFECT`): parsed, not shown."""
+    for flag in ("--verbose", "--include-hook-events", "--debug-to-stderr", "--session-mirror"):
+        compat.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
     compat.add_argument("--plugin-dir", action="append", default=[], help=argparse.SUPPRESS)
     for flag in (
         "--fallback-model",
@@ -154,19 +165,45 @@ class FlagError(Exception):
     """A flag's value cannot be used (one line for the user; the run exits 2)."""
 
 
-class SessionFields(NamedTuple):
-    """What the Claude Code flags say about the session (fields of `app.SessionOptions`)."""
+class SessionFields:
+    """What the Claude Code flags say about the session (fields of `app.SessionOptions`). A plain class, not a
+    NamedTuple: `ram --help` imports this module, and `typing` would cost it ≈4 ms."""
 
-    system_prompt: str | None
-    append_system_prompt: str
-    builtin_tools: tuple[str, ...] | None
-    mcp_servers: dict[str, Any] | None
-    strict_mcp: bool
-    session_id: str | None
-    save: bool
-    fork: bool
-    warnings: list[str]
-    """Lines to show on stderr (servers skipped, tools unknown)."""
+    __slots__ = (
+        "append_system_prompt",
+        "builtin_tools",
+        "fork",
+        "mcp_servers",
+        "save",
+        "session_id",
+        "strict_mcp",
+        "system_prompt",
+        "warnings",
+    )
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str | None,
+        append_system_prompt: str,
+        builtin_tools: tuple[str, ...] | None,
+        mcp_servers: dict[str, Any] | None,
+        strict_mcp: bool,
+        session_id: str | None,
+        save: bool,
+        fork: bool,
+        warnings: list[str],
+    ) -> None:
+        self.system_prompt = system_prompt
+        self.append_system_prompt = append_system_prompt
+        self.builtin_tools = builtin_tools
+        self.mcp_servers = mcp_servers
+        self.strict_mcp = strict_mcp
+        self.session_id = session_id
+        self.save = save
+        self.fork = fork
+        self.warnings = warnings
+        """Lines to show on stderr (servers skipped, tools unknown)."""
 
 
 KNOWN_TOOLS = ("Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo", "Skill")
@@ -220,10 +257,12 @@ def _system_prompt(args: argparse.Namespace, cwd: str) -> str | None:
 
 
 def _tools(value: str | None, warnings: list[str]) -> tuple[str, ...] | None:
+    """`--tools`: None for "default" (every built-in tool but the Echo demo tool), else the names to offer; a list
+    may hold "default" for all of those, plus more (`default,Echo`)."""
     if value is None or value.strip() == "default":
         return None
     names = tuple(dict.fromkeys(part for part in re.split(r"[,\s]+", value) if part))
-    unknown = [name for name in names if name not in KNOWN_TOOLS]
+    unknown = [name for name in names if name not in KNOWN_TOOLS and name != "default"]
     if unknown:
         warnings.append(
             f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(KNOWN_TOOLS)})"

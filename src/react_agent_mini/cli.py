@@ -1,29 +1,30 @@
 """Command line: parse arguments, pick the mode (headless, pipe, REPL), run, and map the outcome to an exit code.
 
-Kept light on purpose: `ram --version` and `ram --help` import nothing but argparse; the agent's modules load
-only once a task is about to run.
+Kept light on purpose: `ram --version` is answered before anything else is imported (not argparse, not even
+`typing`), `ram --help` imports argparse and the flag declarations only; the agent's modules load only once a task
+is about to run.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
-from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
-from .permission_modes import is_sdk_only, modes_help
-from .provider_registry import flag_choices
 
+TYPE_CHECKING = False  # not `typing`'s: importing typing costs `ram --version` more than the rest of it
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
     from pathlib import Path
 
     from .app import SessionOptions
     from .claude_flags import SessionFields
     from .config import ProviderConfig
     from .permissions.configured import PermissionOptions
+
+VERSION_LINE = f"react-agent-mini {__version__}"
+"""What `ram --version` prints."""
 
 EPILOG = """\
 modes:
@@ -98,14 +99,6 @@ exit codes:
 """
 
 
-class UsageParser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (`error: argument --max-turns: invalid int value: 'x'`) instead of
-    the usage block first; exit 2. `ram --help` is unchanged."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"error: {message}\n")
-
-
 def parse_command_line(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
     """`argv` parsed; an unknown option ends the run (exit 2) with one line and the nearest real option:
     `error: unknown option --modle (did you mean --model?); ram --help lists them`."""
@@ -129,12 +122,19 @@ def unknown_argument(parser: argparse.ArgumentParser, extra: Sequence[str]) -> s
     return f"unknown option {name}{hint}; ram --help lists them"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, help_only: bool = False) -> argparse.ArgumentParser:
+    """`ram`'s parser; `help_only`: without the flags `--help` does not list (for `ram --help` alone)."""
+    from .argparse_base import USAGE, HelpFormatter, UsageParser
+    from .claude_flags import SDK_PERMISSION_MODES, add_claude_code_flags
+    from .permission_modes import modes_help
+    from .provider_registry import flag_choices
+
     parser = UsageParser(
         prog="ram",
+        usage=USAGE,
         description="react-agent-mini: a small, fast terminal coding agent (ReAct loop, tools, any model).",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("task", nargs="*", help="the task; omit it to read stdin or start the REPL")
     parser.add_argument(
@@ -197,8 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the system prompt this directory gives (base prompt, environment, AGENTS.md/CLAUDE.md, "
         "memory, skills) and exit",
     )
-    parser.add_argument("-v", "--version", action="version", version=f"react-agent-mini {__version__}")
-    add_claude_code_flags(parser)
+    parser.add_argument("-v", "--version", action="version", version=VERSION_LINE)
+    add_claude_code_flags(parser, hidden=not help_only)
     return parser
 
 
@@ -222,6 +222,9 @@ def clean_text(text: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     _usable_streams()
     args_list = [clean_text(a) for a in (sys.argv[1:] if argv is None else argv)]
+    if args_list in (["--version"], ["-v"]):  # before argparse: as argparse's version action would print it
+        print(VERSION_LINE)
+        return 0
     if args_list[:1] == ["mcp"]:
         return _mcp_command(args_list[1:])
     if args_list[:1] == ["batch"]:  # many tasks at once (batch/); loads nothing of it before this
@@ -248,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .view.cli import main as view_main
 
         return view_main(args_list[1:])
-    parser = build_parser()
+    parser = build_parser(help_only=args_list in (["--help"], ["-h"]))
     args = parse_command_line(parser, args_list)
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
@@ -481,6 +484,7 @@ def _print_system_prompt(fields: SessionFields) -> int:
 
 
 def _permission_options(args: argparse.Namespace) -> PermissionOptions:
+    from .permission_modes import is_sdk_only
     from .permissions.configured import PermissionOptions
 
     mode = args.permission_mode

@@ -6,26 +6,32 @@ program that chose one is told it back (`stream_json.driver`). Every list of mod
 grammar's (`permissions.rules`: the settings files' `defaultMode`, `Agent(permission_mode=...)`), ACP's
 (`acp.main`, `acp.options`: its names and descriptions for an editor), and the SDK's, which `--permission-mode`
 takes (`cli`, `batch.cli`, with the help MODES gives) and a driving program may switch to. A mode added to a
-Literal below, with its row in MODES, is in all of them (a test checks that each list is this one).
+Literal below, with its row in MODES and its place in the tuples, is in all of them (a test checks that each list
+is this one, and that the tuples are the Literals).
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypeAlias, get_args
+TYPE_CHECKING = False  # not `typing`'s: `ram --help` reads this table, and importing typing costs it ≈4 ms
+if TYPE_CHECKING:
+    from typing import Literal, TypeAlias
 
-PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-"""The modes a session runs in."""
-SdkOnlyMode: TypeAlias = Literal["dontAsk", "auto"]
-"""The modes only the SDK passes: ram runs them as `default`."""
-SdkPermissionMode: TypeAlias = PermissionMode | SdkOnlyMode
+    PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+    """The modes a session runs in."""
+    SdkOnlyMode: TypeAlias = Literal["dontAsk", "auto"]
+    """The modes only the SDK passes: ram runs them as `default`."""
+    SdkPermissionMode: TypeAlias = PermissionMode | SdkOnlyMode
+else:  # at run time they are what the values are
+    PermissionMode = SdkOnlyMode = SdkPermissionMode = str
 
 
-class Mode(NamedTuple):
+class Mode:
     """How a mode is shown: a few words for `--permission-mode`'s help, a name and a sentence for an editor."""
 
-    help: str
-    title: str
-    description: str
+    __slots__ = ("description", "help", "title")
+
+    def __init__(self, help: str, title: str, description: str) -> None:
+        self.help, self.title, self.description = help, title, description
 
 
 MODES: dict[SdkPermissionMode, Mode] = {
@@ -54,8 +60,8 @@ MODES: dict[SdkPermissionMode, Mode] = {
 }
 """Every mode, in order: ram's, then the SDK's."""
 
-PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
-SDK_ONLY_MODES: tuple[SdkOnlyMode, ...] = get_args(SdkOnlyMode)
+PERMISSION_MODES: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
+SDK_ONLY_MODES: tuple[SdkOnlyMode, ...] = ("dontAsk", "auto")
 SDK_PERMISSION_MODES: tuple[SdkPermissionMode, ...] = (*PERMISSION_MODES, *SDK_ONLY_MODES)
 """What `--permission-mode` takes, and a driving program may switch to."""
 

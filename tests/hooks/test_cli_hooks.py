@@ -13,7 +13,7 @@ import pytest
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..processes import pids_with, wait_until
-from ..test_cli import assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, assert_no_traceback, env_for, ram
 
 pytestmark = pytest.mark.usefixtures("trusted")  # the project's own configuration applies (see trust/)
 
@@ -164,7 +164,7 @@ def test_a_stop_hook_makes_the_agent_continue_once(fake_llm: FakeLLMServer, tmp_
         Reply(tool_calls=[ToolCall("Echo", {"message": "tests pass"})]),
         Reply(text="Tests pass."),
     )
-    proc = ram("fix it", env=env_for("openai", fake_llm), cwd=tmp_path)
+    proc = ram(*ECHO, "fix it", env=env_for("openai", fake_llm), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert len(fake_llm.requests) == 3  # the hook blocked once, then let it stop
     second = fake_llm.requests[1].body["messages"]
@@ -181,7 +181,7 @@ def test_a_hook_that_hangs_is_killed_at_its_timeout_and_the_run_goes_on(
     )
     with_hooks(tmp_path, {"PreToolUse": command(hang, "Echo", timeout=1)})
     fake_llm.enqueue(Reply(tool_calls=[ToolCall("Echo", {"message": "still here"})]), Reply(text="fine"))
-    proc = ram("go", env=env_for("openai", fake_llm), cwd=tmp_path)
+    proc = ram(*ECHO, "go", env=env_for("openai", fake_llm), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "PreToolUse hook" in proc.stderr and "took longer than 1 s and was stopped" in proc.stderr
     assert tool_message(fake_llm) == "still here"  # a broken guard costs a warning, not the call

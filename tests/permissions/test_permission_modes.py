@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import get_args
+import ast
+import inspect
 
 from react_agent_mini import permission_modes
 from react_agent_mini.acp import options as acp_options
@@ -15,6 +16,17 @@ from react_agent_mini.permission_modes import MODES, PERMISSION_MODES, SDK_PERMI
 from react_agent_mini.permissions import rules
 
 
+def _literal(name: str) -> tuple[str, ...]:
+    """The values of the Literal `name` is declared as in `permission_modes` (for the type checker only: at run time
+    the module does not import typing)."""
+    for node in ast.walk(ast.parse(inspect.getsource(permission_modes))):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            assert isinstance(node.value, ast.Subscript)
+            values = ast.literal_eval(node.value.slice)
+            return values if isinstance(values, tuple) else (values,)
+    raise AssertionError(f"no {name} in permission_modes")
+
+
 def _mode_flag(parser: argparse.ArgumentParser) -> argparse.Action:
     (action,) = [a for a in parser._actions if "--permission-mode" in a.option_strings]
     return action
@@ -22,7 +34,8 @@ def _mode_flag(parser: argparse.ArgumentParser) -> argparse.Action:
 
 def test_every_list_of_modes_is_the_table_s() -> None:
     assert tuple(MODES) == SDK_PERMISSION_MODES == (*PERMISSION_MODES, "dontAsk", "auto")
-    assert PERMISSION_MODES == get_args(permission_modes.PermissionMode) == rules.PERMISSION_MODES
+    assert PERMISSION_MODES == _literal("PermissionMode") == rules.PERMISSION_MODES
+    assert _literal("SdkOnlyMode") == permission_modes.SDK_ONLY_MODES
     assert tuple(_mode_flag(ram_parser()).choices or ()) == SDK_PERMISSION_MODES
     assert tuple(_mode_flag(batch_parser()).choices or ()) == SDK_PERMISSION_MODES
     assert tuple(_mode_flag(acp_parser()).choices or ()) == PERMISSION_MODES

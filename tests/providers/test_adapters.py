@@ -293,7 +293,7 @@ def test_tool_schemas_keep_booleans_enums_arrays_and_descriptions() -> None:
     assert props["ignore_case"] == {"type": "boolean", "default": False, "description": "Match case-insensitively."}
     assert props["globs"]["type"] == "array" and props["globs"]["items"] == {"type": "string"}
     assert props["limit"]["description"] == "At most this many."
-    assert {"type": "integer", "minimum": 1} in props["limit"]["anyOf"]
+    assert props["limit"] == {"type": "integer", "minimum": 1, "description": "At most this many."}  # no null branch
     # and the same schema reaches both wires unchanged
     openai = OpenAICompatProvider("k", "http://x", "m").build_body(ModelRequest("", [user_text("q")], [spec]))
     anthropic = AnthropicProvider("k", "http://x", "m").build_body(ModelRequest("", [user_text("q")], [spec]))

@@ -27,6 +27,7 @@ import pytest
 
 from ..fakes.fake_llm import FakeLLMServer, HttpError, Reply, Script, ToolCall
 from ..fakes.fake_llm import Usage as FakeUsage
+from ..test_cli import ECHO
 from .replay import error_lines, ram_env, run_ram
 
 ROOT = Path(__file__).parents[2]
@@ -190,7 +191,7 @@ def test_a_tool_call_round_trip(proxy: Proxy, fake: FakeLLMServer, tmp_path: Pat
         Reply(text="Let me echo it.", tool_calls=[ToolCall("Echo", {"message": "hi there"}, id="toolu_litellm_1")]),
         Reply(text="It said: hi there."),
     ]
-    proc = proxy.run(replies, cwd=tmp_path, task="Echo hi there")
+    proc = proxy.run(replies, *ECHO, cwd=tmp_path, task="Echo hi there")
     assert proc.returncode == 0, proc.stderr + proxy.log.read_text()[-2000:]
     assert proc.stdout.splitlines()[-1] == "It said: hi there."
     assert "[tool] Echo: hi there" in proc.stderr.splitlines()

@@ -33,7 +33,7 @@ from react_agent_mini.tools.echo import EchoTool
 from ..fakes.fake_llm import FakeLLMServer, HttpError, Reply, Stall, ToolCall
 from ..fakes.fake_llm import Usage as WireUsage
 from ..scripted import ScriptedModel, call, reply
-from ..test_cli import WIRES, assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, WIRES, assert_no_traceback, env_for, ram
 
 # ---- item 1: every tool call gets exactly one result the model can tell apart ----
 
@@ -73,7 +73,7 @@ def test_calls_sharing_one_id_each_get_their_own_result(
         Reply(tool_calls=[echo("three", **fields), echo("four", **fields)]),
         Reply(text="done"),
     )
-    proc = ram("--output-format", "json", "echo four times", env=env_for(wire, fake_llm), cwd=tmp_path)
+    proc = ram(*ECHO, "--output-format", "json", "echo four times", env=env_for(wire, fake_llm), cwd=tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["result"] == "done"
@@ -119,7 +119,7 @@ def test_a_stalled_stream_is_retried_and_its_partial_text_is_not_kept(
         Reply(text="Final answer."),
     )
     env = env_for(wire, fake_llm, RAM_STREAM_IDLE_TIMEOUT="1")
-    proc = ram("answer me", env=env, cwd=tmp_path)
+    proc = ram(*ECHO, "answer me", env=env, cwd=tmp_path)
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Final answer.\n"

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ..fakes.fake_llm import FakeLLMServer, Raw, Reply
-from ..test_cli import assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, assert_no_traceback, env_for, ram
 
 WIRE = Path(__file__).parents[1] / "data" / "provider_streams" / "wire"
 
@@ -244,7 +244,7 @@ def test_gemini_thought_signature_goes_back_on_its_tool_call(fake_llm: FakeLLMSe
     """Gemini 3 (written from its OpenAI-compatibility docs): without the signature the next request is refused."""
     body = json.loads((WIRE / "gemini3_thought_signature.json").read_bytes())
     fake_llm.enqueue(recorded("gemini3_thought_signature.json"), Reply(text="pong"))
-    result = result_of(ram("--output-format", "json", "ping", env=env_for("openai", fake_llm), cwd=tmp_path))
+    result = result_of(ram(*ECHO, "--output-format", "json", "ping", env=env_for("openai", fake_llm), cwd=tmp_path))
     assert result["result"] == "pong"
     [sent] = assistants(fake_llm.requests[1].body)
     recorded_call = body["choices"][0]["message"]["tool_calls"][0]

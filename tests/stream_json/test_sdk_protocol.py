@@ -489,8 +489,8 @@ def test_claude_code_acp_command_line_is_accepted(fake_llm: FakeLLMServer, tmp_p
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
     assert lines[-1]["session_id"] == session and lines[-1]["result"] == "hi from ram"
     shells = ["BashOutput", "KillShell"]  # the background shells Bash starts (run_in_background)
-    builtin = ["Read", "Write", "Edit", "Glob", "Grep", "Bash", *shells, "WebFetch", "Echo", "TodoWrite", "Agent"]
-    assert lines[0]["tools"] == builtin
+    builtin = ["Read", "Write", "Edit", "Glob", "Grep", "Bash", *shells, "WebFetch", "TodoWrite", "Agent"]
+    assert lines[0]["tools"] == builtin  # not the Echo demo tool (issue 28)
 
 
 def test_system_prompt_flags(fake_llm: FakeLLMServer, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from ..fakes.fake_llm import FakeLLMServer, RecordedRequest, Reply, ToolCall
 from ..processes import pids_with, wait_until
-from ..test_cli import assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, assert_no_traceback, env_for, ram
 from .test_tool_defects import tool_results
 
 SANDBOX = [pytest.param((), id="sandbox-default"), pytest.param(("--sandbox", "off"), id="sandbox-off")]
@@ -82,7 +82,7 @@ def test_a_background_command_returns_at_once_and_is_stopped_when_ram_exits(
     fake_llm.set_responder(model)
     with killed_afterwards(name):
         env = env_for("openai", fake_llm, ALLOW_WRITE="1", PYTHONWARNINGS="default")
-        proc = ram(*flags, "start it", env=env, cwd=tmp_path)
+        proc = ram(*ECHO, *flags, "start it", env=env, cwd=tmp_path)
         assert_no_traceback(proc)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "done\n"

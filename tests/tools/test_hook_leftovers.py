@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..fakes.fake_llm import FakeLLMServer, RecordedRequest, Reply, ToolCall
 from ..processes import pids_with, wait_until
-from ..test_cli import assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, assert_no_traceback, env_for, ram
 
 
 def user_hooks(*commands: str, timeout: float | None = None) -> None:
@@ -48,7 +48,7 @@ def test_what_a_hook_leaves_running_lives_through_the_session_and_is_stopped_whe
 
     fake_llm.set_responder(model)
     try:
-        proc = ram("go", env=env_for("openai", fake_llm), cwd=tmp_path)
+        proc = ram(*ECHO, "go", env=env_for("openai", fake_llm), cwd=tmp_path)
         assert_no_traceback(proc)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == "done\n"
@@ -81,7 +81,7 @@ def test_a_hook_killed_at_its_timeout_takes_what_it_started_in_a_new_session_wit
 
     fake_llm.set_responder(model)
     try:
-        proc = ram("go", env=env_for("openai", fake_llm), cwd=tmp_path)
+        proc = ram(*ECHO, "go", env=env_for("openai", fake_llm), cwd=tmp_path)
         assert_no_traceback(proc)
         assert proc.returncode == 0, proc.stderr
         assert gone_after_the_timeout == [True]  # stopped at the timeout, not only at exit

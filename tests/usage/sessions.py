@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 
 from ..fakes.fake_llm import FakeLLMServer, RecordedRequest, Reply, ToolCall, Usage
-from ..test_cli import assert_no_traceback, env_for, ram
+from ..test_cli import ECHO, assert_no_traceback, env_for, ram
 
 SUMMARY = "SUMMARY: the user had ten modules read and add() fixed."
 SCRIPT_TAG = "<script>window.pwned=1</script>"
@@ -65,7 +65,7 @@ def run(
     """One `ram` run (flags such as `-c` first) whose turn gets `replies`; it must succeed."""
     script.turn[:] = replies
     server.set_responder(script)
-    proc = ram(*flags, prompt, env=env_for(wire, server, **env), cwd=cwd)
+    proc = ram(*ECHO, *flags, prompt, env=env_for(wire, server, **env), cwd=cwd)  # the notes are Echo calls
     assert_no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
     return proc

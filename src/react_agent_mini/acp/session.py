@@ -104,7 +104,7 @@ class AcpSession:
             permissions=PermissionOptions(setup.mode),
             resume=resume,
             session_id=None if resume is not None else session_id,
-            builtin_tools=[name for name in [*default_tools().names(), "Skill", "Agent"] if name not in gone],
+            builtin_tools=[name for name in [*default_tools(echo=False).names(), "Skill", "Agent"] if name not in gone],
             extra_tools=replaced,
             mcp_servers=servers or None,
         )

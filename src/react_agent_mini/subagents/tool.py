@@ -22,32 +22,18 @@ ALIASES = ("Task",)
 
 
 class AgentArgs(msgspec.Struct):
-    description: Annotated[str, msgspec.Meta(description="A short (3-5 word) description of the task.")]
-    prompt: Annotated[str, msgspec.Meta(min_length=1, description="The task for the agent to perform.")]
-    subagent_type: Annotated[str, msgspec.Meta(description="The type of specialised agent to use for this task.")] = (
-        "general-purpose"
-    )
+    description: Annotated[str, msgspec.Meta(description="The task in 3-5 words, shown to the user.")]
+    prompt: Annotated[str, msgspec.Meta(min_length=1, description="The whole task.")]
+    subagent_type: Annotated[str, msgspec.Meta(description="One of the types above.")] = "general-purpose"
 
 
 INTRO = """\
-Launch a new agent to handle a complex, multi-step task on its own. Each agent type has its own instructions and \
-tools.
-
-Available agent types and the tools they have access to:
+Hand a multi-step task to a new agent that works on its own. Agent types (and their tools):
 {agents}
 
-Set subagent_type to pick one.
-
-When not to use it: to read a file whose path you know (use Read), to find a definition such as `class Foo` \
-(use Glob or Grep), to search within two or three known files (use Read). Those are faster done directly.
-
-- Launch several agents at once when their tasks are independent: several Agent calls in one message run in \
-parallel.
-- The agent's final message comes back to you as the tool result; the user does not see it, so tell the user \
-what matters.
-- Each agent starts with no memory of this conversation: write a complete, self-contained prompt, say whether it \
-should change code or only research, and say exactly what it should report back.
-- Agents cannot start agents of their own."""
+Not for what one Read, Glob or Grep does. Several Agent calls in one message run in parallel. The agent knows \
+nothing of this conversation: give it a self-contained prompt that says whether to change code or only research, \
+and what to report. Its final message comes back to you, not to the user. Agents cannot start agents."""
 
 
 class AgentTool:

@@ -170,7 +170,7 @@ class ModelTool(Generic[ArgsT]):
     patterns) is refused when it holds a NUL, which no path or argv can carry."""
 
     def input_schema(self) -> Mapping[str, Any]:
-        return struct_schema(self.args_model)
+        return struct_schema(self.args_model, plain_optionals=True)
 
     def validate(self, raw: Mapping[str, Any]) -> ArgsT:
         try:
@@ -206,10 +206,14 @@ def format_validation_error(message: str) -> str:
 
 
 def struct_schema(
-    model: type[msgspec.Struct], schema_hook: Callable[[type], dict[str, Any]] | None = None
+    model: type[msgspec.Struct],
+    schema_hook: Callable[[type], dict[str, Any]] | None = None,
+    *,
+    plain_optionals: bool = False,
 ) -> dict[str, Any]:
     """The JSON Schema of a Struct, inlined at the top level, without `title`s (tokens for nothing); `schema_hook`
-    describes types msgspec does not know (as `msgspec.json.schema` takes it)."""
+    describes types msgspec does not know (as `msgspec.json.schema` takes it); `plain_optionals`: an optional
+    property defaulting to None by its type alone (ram's own tools; a library user's function keeps its schema)."""
     schema = msgspec.json.schema(model, schema_hook=schema_hook)
     defs: dict[str, Any] = schema.pop("$defs", {})
     if "$ref" in schema:
@@ -217,7 +221,24 @@ def struct_schema(
     if defs:
         schema["$defs"] = defs
     cleaned: dict[str, Any] = _drop_titles(schema)
+    if plain_optionals:
+        _plain_optionals(cleaned)
     return cleaned
+
+
+def _plain_optionals(schema: dict[str, Any]) -> None:
+    """An optional property whose default is None (`offset: int | None = None`) is described by its type alone:
+    `{"type": "integer"}`, not `{"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}` — leaving it
+    out says the same, in a sixth of the tokens. An explicit null is still accepted."""
+    required = set(schema.get("required", ()))
+    for name, prop in (schema.get("properties") or {}).items():
+        options = prop.get("anyOf")
+        if name in required or "default" not in prop or prop["default"] is not None or not isinstance(options, list):
+            continue
+        kept = [option for option in options if option != {"type": "null"}]
+        if len(kept) == 1 and len(options) == 2 and isinstance(kept[0], dict):
+            rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            schema["properties"][name] = {**kept[0], **rest}
 
 
 def _drop_titles(node: Any) -> Any:

@@ -57,54 +57,25 @@ BACKGROUND_NOTE = (
 
 
 class BashArgs(msgspec.Struct):
-    command: Annotated[str, msgspec.Meta(min_length=1, description="The bash command or script to run.")]
+    command: Annotated[str, msgspec.Meta(min_length=1, description="The command or script.")]
     timeout: Annotated[
-        int,
-        msgspec.Meta(
-            gt=0,
-            description=f"Optional timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).",
-        ),
+        int, msgspec.Meta(gt=0, description=f"Milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}).")
     ] = DEFAULT_TIMEOUT_MS
-    description: Annotated[
-        str,
-        msgspec.Meta(
-            description="A clear 5-10 word summary of what the command does, shown to the user "
-            "(e.g. 'Run the unit tests', 'Install project dependencies')."
-        ),
-    ] = ""
-    run_in_background: Annotated[
-        bool,
-        msgspec.Meta(
-            description="Set to true to run this command in the background. Use BashOutput to read the output later."
-        ),
-    ] = False
+    description: Annotated[str, msgspec.Meta(description="What it does in 5-10 words, shown to the user.")] = ""
+    run_in_background: Annotated[bool, msgspec.Meta(description="Return at once; see above.")] = False
 
 
 _DESCRIPTION = f"""\
-Run a bash command in the workspace and return its output.
+Run a bash command in the workspace and return its output. Use it for builds, tests, git, package managers and \
+running programs, not to read, search or list files (Read, Grep and Glob do that).
 
-Use it for builds, tests, git, package managers, running programs and other terminal work. Do not use it to \
-read, search or list files (cat, head, tail, grep, rg, find, ls -R): the Read, Grep and Glob tools do that \
-better and cheaper.
-
-- Each call runs in a new `bash -c`. The working directory persists between calls (a `cd` stays in effect, \
-within the workspace; leaving the workspace resets it to the workspace root). Shell state does not persist: \
-variables, functions, aliases, `set` options and activated virtualenvs are gone on the next call, so chain \
-dependent steps in one command with `&&`.
-- Commands are not interactive: stdin is empty and there is no terminal. Pass flags such as `-y` or \
-`--no-edit`; pagers are disabled (PAGER=cat) and git will not prompt for credentials.
-- Quote paths that contain spaces. Multi-line scripts and heredocs work.
-- `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS} (2 minutes), max {MAX_TIMEOUT_MS} (10 minutes). \
-On timeout the command and everything it started are killed.
-- `run_in_background: true` starts the command and returns at once with its shell id (`bash_1`, ...): use it for \
-dev servers, watchers and long builds you want to keep working beside. Read what it printed since your last look \
-with BashOutput (`bash_id`, optional `filter` regex), stop it with KillShell (`shell_id`). It has no timeout, \
-runs in the same directory and sandbox as any call, and is stopped when the session ends. Do not use it for \
-`sleep`: it returns at once.
-- A command ending with `&` may leave a background process running (e.g. a dev server) for later calls; its \
-output after the command returns is not captured, so redirect it to a file if you need it (or use \
-`run_in_background`). Background processes are stopped when the session ends, and on timeout everything the \
-command started is stopped, `setsid` and `nohup` ones included.
+- Each call is a new `bash -c`: a `cd` persists (inside the workspace), shell state (variables, `set`, activated \
+virtualenvs) does not, so chain dependent steps with `&&`.
+- Not interactive: stdin is empty, no terminal, no pager; pass flags such as `-y`.
+- On timeout everything the command started is killed.
+- `run_in_background: true` returns at once with a shell id (`bash_1`) for servers, watchers and long builds: read \
+its new output with BashOutput, stop it with KillShell. A trailing `&` also leaves a process running (its later \
+output is not captured). Background processes are stopped when the session ends.
 - The credentials ram itself uses (its API keys, MCP server tokens) are not in the commands' environment.
 
 Result layout: stdout; then, after a blank line, `stderr:` and the stderr text if there was any; \

@@ -20,27 +20,16 @@ from .bash_common import OUTPUT_LIMIT
 
 
 class BashOutputArgs(msgspec.Struct):
-    bash_id: Annotated[
-        str, msgspec.Meta(min_length=1, description="The ID of the background shell to retrieve output from")
-    ]
+    bash_id: Annotated[str, msgspec.Meta(min_length=1, description="The shell id (bash_1, ...).")]
     filter: Annotated[
-        str,
-        msgspec.Meta(
-            description="Optional regular expression to filter the output lines. Only lines matching this regex "
-            "will be included in the result. Any lines that do not match will no longer be available to read."
-        ),
+        str, msgspec.Meta(description="Only lines matching this regex (the others are dropped for good).")
     ] = ""
 
 
 _DESCRIPTION = f"""\
-- Retrieves output from a running or completed background bash shell (started by Bash with run_in_background)
-- Takes a bash_id parameter identifying the shell (the Bash call's result names it: bash_1, bash_2, ...)
-- Always returns only new output since the last check
-- Returns stdout and stderr output along with shell status (running, completed or killed) and the exit code
-- Supports optional regex filtering to show only lines matching a pattern
-- Use this tool when you need to monitor or check the output of a long-running shell
-- Between two checks each stream keeps at most {OUTPUT_LIMIT} characters: beyond that its head and tail are kept \
-around a `[... N characters (M lines) omitted ...]` marker"""
+New output of a background shell (Bash with run_in_background) since the last look, its status (running, \
+completed or killed) and exit code. Each stream keeps at most {OUTPUT_LIMIT} characters between looks (head and \
+tail around an omission marker)."""
 
 
 class BashOutputTool(ModelTool[BashOutputArgs]):

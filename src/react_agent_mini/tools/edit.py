@@ -40,32 +40,21 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t")
 
 
 class EditArgs(msgspec.Struct):
-    file_path: Annotated[
-        str, msgspec.Meta(description="Path of the file to edit: absolute, or relative to the workspace root.")
-    ]
+    file_path: Annotated[str, msgspec.Meta(description="Absolute, or relative to the workspace root.")]
     old_string: Annotated[
-        str,
-        msgspec.Meta(
-            description="The exact text to replace, as in the file (whitespace and indentation included, without "
-            "Read's line-number prefixes). Empty only to create a new file."
-        ),
+        str, msgspec.Meta(description="The exact text to replace, without Read's line numbers; empty: a new file.")
     ]
-    new_string: Annotated[str, msgspec.Meta(description="The text to put in its place (must differ from old_string).")]
-    replace_all: Annotated[
-        bool, msgspec.Meta(description="Replace every occurrence of old_string instead of exactly one.")
-    ] = False
+    new_string: Annotated[str, msgspec.Meta(description="Its replacement (different).")]
+    replace_all: Annotated[bool, msgspec.Meta(description="Replace every occurrence, not exactly one.")] = False
 
 
 class EditTool(ModelTool[EditArgs]):
     name = "Edit"
     description = (
-        "Replace exact text in a file. old_string must match the file exactly, whitespace and indentation "
-        "included (copy it from a Read result, without the line-number prefix), and must occur exactly once "
-        "unless replace_all is true; include a few surrounding lines to make it unique. Read the file in this "
-        "session before editing it; if it changed on disk since, Read it again. With an empty old_string and a "
-        "file that does not exist yet, creates the file with new_string. The file's line endings (CRLF or LF) "
-        "and final newline are kept. Binary and non-UTF-8 files cannot be edited. Returns the number of "
-        "replacements and the changed lines with their line numbers."
+        "Replace exact text in a file: old_string must match whitespace and indentation included, and occur once "
+        "unless replace_all (add surrounding lines to make it unique). The file must have been read in this "
+        "session and be unchanged since. Line endings and the final newline are kept; binary and non-UTF-8 files "
+        "cannot be edited. Returns the changed lines with their numbers."
     )
     args_model = EditArgs
     read_only = False

@@ -33,19 +33,9 @@ _NAME_PREFILTER_UNSAFE = frozenset("[\\:/")
 
 class GlobArgs(msgspec.Struct):
     pattern: Annotated[
-        str,
-        msgspec.Meta(
-            description="The glob to match file paths against, relative to `path`: `*.py` (that directory only), "
-            "`**/*.py` (any depth), `src/**/*.{ts,tsx}`, `**/test_*.py`."
-        ),
+        str, msgspec.Meta(description="Relative to `path`: `*.py` (that directory), `**/*.py` (any depth).")
     ]
-    path: Annotated[
-        str | None,
-        msgspec.Meta(
-            description="The directory to search in, relative to the workspace root or absolute. Omit it to "
-            "search the whole workspace."
-        ),
-    ] = None
+    path: Annotated[str | None, msgspec.Meta(description="Directory to search (default: the workspace).")] = None
 
 
 class _Plan(NamedTuple):
@@ -149,13 +139,9 @@ def _rank(root: Path, plan: _Plan, files: list[str]) -> tuple[list[str], int]:
 class GlobTool(ModelTool[GlobArgs]):
     name = "Glob"
     description = (
-        "Find files by path pattern, fast on codebases of any size. `*` and `?` match within one path "
-        "component, `**` spans any number of directories, `{a,b}` alternates, `[abc]` is a character class: "
-        "`**/*.py` finds Python files at any depth, `*.md` only in the base directory, `src/**/*.{ts,tsx}` "
-        "under src. Returns matching file paths relative to the workspace root, one per line, newest first "
-        f"(by modification time), at most {MAX_RESULTS}. Respects .gitignore, skips .git/, includes hidden "
-        "files, does not follow symbolic links, and only searches inside the workspace. Use it to locate files "
-        "by name; use Grep to search their contents."
+        "Find files by path pattern (`*`, `?`, `**`, `{a,b}`, `[abc]`). Returns paths relative to the workspace "
+        f"root, newest first, at most {MAX_RESULTS}. Respects .gitignore, skips .git/, includes hidden files. Use "
+        "Grep to search contents."
     )
     args_model = GlobArgs
     read_only = True

@@ -28,75 +28,37 @@ NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class GrepArgs(msgspec.Struct):
-    pattern: Annotated[
-        str,
-        msgspec.Meta(
-            description="The regular expression to search for (Rust regex syntax, as ripgrep): `def \\w+`, "
-            "`log.*Error`. Escape metacharacters to match them literally: `interface\\{\\}`, `\\.`, `\\(`."
-        ),
-    ]
-    path: Annotated[
-        str | None,
-        msgspec.Meta(
-            description="A file or directory to search, relative to the workspace root or absolute. Omit it to "
-            "search the whole workspace."
-        ),
-    ] = None
+    pattern: Annotated[str, msgspec.Meta(description="Rust regex (as rg): no look-around or backreferences.")]
+    path: Annotated[str | None, msgspec.Meta(description="File or directory to search (default: the workspace).")] = (
+        None
+    )
     glob: Annotated[
         str | None,
-        msgspec.Meta(
-            description="Only search files matching this glob: `*.py`, `*.{ts,tsx}`, `src/**/*.rs`; several "
-            "separated by spaces or commas; `!*.min.js` excludes. As in rg, a glob also reaches files that .gitignore "
-            "lists (but not ignored directories)."
-        ),
+        msgspec.Meta(description="Only files matching these globs (space- or comma-separated; `!x` excludes)."),
     ] = None
-    type: Annotated[
-        str | None,
-        msgspec.Meta(
-            description="Only search files of this ripgrep type: py, js, ts, rust, go, java, c, cpp, md, json, "
-            "yaml, ... More efficient than glob for standard types."
-        ),
-    ] = None
-    output_mode: Annotated[
-        Mode,
-        msgspec.Meta(
-            description="files_with_matches: paths of matching files, newest first (default). content: the "
-            "matching lines as path:line:text. count: path:N, the number of matching lines per file."
-        ),
-    ] = "files_with_matches"
-    ignore_case: Annotated[bool, msgspec.Meta(description="Case-insensitive search.")] = msgspec.field(
+    type: Annotated[str | None, msgspec.Meta(description="Only files of this rg type: py, js, rust, go, ...")] = None
+    output_mode: Annotated[Mode, msgspec.Meta(description="See above.")] = "files_with_matches"
+    ignore_case: Annotated[bool, msgspec.Meta(description="Case-insensitive.")] = msgspec.field(
         default=False, name="-i"
     )
-    line_numbers: Annotated[bool, msgspec.Meta(description="Show line numbers in content mode (default true).")] = (
-        msgspec.field(default=True, name="-n")
+    line_numbers: Annotated[bool, msgspec.Meta(description="Line numbers (content mode).")] = msgspec.field(
+        default=True, name="-n"
     )
-    after: Annotated[
-        NonNegative | None, msgspec.Meta(description="Lines of context after each match (content mode).")
-    ] = msgspec.field(default=None, name="-A")
-    before: Annotated[
-        NonNegative | None, msgspec.Meta(description="Lines of context before each match (content mode).")
-    ] = msgspec.field(default=None, name="-B")
-    context: Annotated[
-        NonNegative | None,
-        msgspec.Meta(description="Lines of context before and after each match (content mode)."),
-    ] = msgspec.field(default=None, name="-C")
-    multiline: Annotated[
-        bool,
-        msgspec.Meta(
-            description="Let the pattern span lines: `.` and `\\s` also match newlines, e.g. "
-            "`struct Foo \\{[\\s\\S]*?\\}`. Slower; default false (matches stay within one line)."
-        ),
-    ] = False
+    after: Annotated[NonNegative | None, msgspec.Meta(description="Lines after each match.")] = msgspec.field(
+        default=None, name="-A"
+    )
+    before: Annotated[NonNegative | None, msgspec.Meta(description="Lines before each match.")] = msgspec.field(
+        default=None, name="-B"
+    )
+    context: Annotated[NonNegative | None, msgspec.Meta(description="Lines around each match.")] = msgspec.field(
+        default=None, name="-C"
+    )
+    multiline: Annotated[bool, msgspec.Meta(description="`.` and `\\s` also match newlines.")] = False
     head_limit: Annotated[
         NonNegative | None,
-        msgspec.Meta(
-            description=f"Show at most this many entries (lines in content mode, files otherwise); default "
-            f"{DEFAULT_HEAD_LIMIT}, 0 for no limit."
-        ),
+        msgspec.Meta(description=f"At most this many entries (default {DEFAULT_HEAD_LIMIT}; 0: all)."),
     ] = None
-    offset: Annotated[
-        NonNegative, msgspec.Meta(description="Skip this many entries first (to page through large results).")
-    ] = 0
+    offset: Annotated[NonNegative, msgspec.Meta(description="Skip this many entries (next page).")] = 0
 
 
 def _split(raw: str | None) -> list[str]:
@@ -118,22 +80,11 @@ def _split(raw: str | None) -> list[str]:
 class GrepTool(ModelTool[GrepArgs]):
     name = "Grep"
     description = (
-        "Search file contents with a regular expression (ripgrep). Use it instead of grep or rg in Bash.\n"
-        "- pattern is Rust regex syntax (like PCRE without look-around or backreferences). Escape "
-        "metacharacters to match them literally: `interface\\{\\}` finds `interface{}`, `\\.` a dot, `\\(` a "
-        "parenthesis.\n"
-        "- Narrow the files with glob (`*.py`, `*.{ts,tsx}`, `src/**/*.rs`) or type (rg's file types: py, js, "
-        "ts, rust, go, java, c, cpp, md, json, yaml...).\n"
-        "- output_mode: files_with_matches (default) lists matching files, newest first; content shows "
-        "matching lines as `path:line:text` (context lines as `path-line-text`, `--` between groups; use "
-        "-A/-B/-C for context, -n for line numbers); count gives `path:N` matching lines per file. Content and "
-        "count are ordered by path.\n"
-        "- Matches stay within one line unless multiline is true.\n"
-        "- Respects .gitignore, skips binary files and .git/, searches hidden files. Paths are relative to the "
-        "workspace root.\n"
-        f"- Shows at most head_limit entries (default {DEFAULT_HEAD_LIMIT}; 0 for all) and says how to get "
-        f"the next page with offset. Lines over {MAX_LINE_CHARS} characters are cut.\n"
-        "- Use Glob to find files by name."
+        "Search file contents with a regular expression (ripgrep); use it instead of grep or rg in Bash. Escape "
+        "metacharacters to match them literally (`interface\\{\\}`, `\\.`). output_mode: files_with_matches "
+        "(default; paths, newest first), content (`path:line:text`, by path; -A/-B/-C context) or count (`path:N`). "
+        "Respects .gitignore; skips binary files and .git/. Paths are relative to the workspace root. "
+        f"Lines over {MAX_LINE_CHARS} characters are cut; the result says how to page on with offset."
     )
     args_model = GrepArgs
     read_only = True

@@ -22,15 +22,12 @@ from .leftovers import stopped_line
 
 
 class KillShellArgs(msgspec.Struct):
-    shell_id: Annotated[str, msgspec.Meta(min_length=1, description="The ID of the background shell to kill")]
+    shell_id: Annotated[str, msgspec.Meta(min_length=1, description="The shell id (bash_1, ...).")]
 
 
 _DESCRIPTION = """\
-- Kills a running background bash shell by its ID, with everything it started
-- Takes a shell_id parameter identifying the shell to kill (bash_1, bash_2, ...: the Bash call's result names it)
-- Returns a success or failure status
-- Use this tool when you need to terminate a long-running shell
-- What it printed before it was killed can still be read with BashOutput"""
+Stop a background shell (Bash with run_in_background) and everything it started. What it printed stays readable \
+with BashOutput."""
 
 
 class KillShellTool(ModelTool[KillShellArgs]):

@@ -13,6 +13,13 @@ reparented to init. A process counts as a command's when any of these holds:
 - it descends (by ppid) from the command's bash while bash runs, or from a process already counted;
 - it was counted before (pid and start time, so a reused pid is never mistaken for it).
 
+A look reads /proc/<pid>/stat only of the processes whose pid was handed out since the command's bash was (a
+`Window`): everything the command starts gets a pid after its bash's, and Linux hands pids out in a circle
+(`/proc/loadavg` names the latest), so the look costs what the command and the machine started meanwhile, not
+everything running (issue 28: 8 ms per Bash call on a busy machine). When that cannot be trusted — more processes
+created since (`/proc/stat`) than half the pid space, which could have wrapped the circle; `pid_max` changed; no
+/proc/loadavg — the look reads every process, as the exit hook always does.
+
 Each command is looked at when it ends, every `POLL_SECONDS` while it runs (`watch`: so a process that clears its
 environment and leaves the session is seen while its parents still link it to bash), at a timeout or interruption
 (before its group is killed), and at exit. Background processes are not stopped when their command returns: a
@@ -55,8 +62,8 @@ from ..terminal_text import visible
 MARK = "RAM_COMMAND_ID"
 """The environment variable that marks everything a command starts."""
 POLL_SECONDS = 1.0
-"""How often a running command's processes are looked for (a look reads /proc/<pid>/stat of every process:
-about 0.5 ms per 100 processes)."""
+"""How often a running command's processes are looked for (a look reads /proc/<pid>/stat of each process started
+since the command: about 0.5 ms per 100 processes)."""
 EXIT_GRACE_SECONDS = 1.0
 """At exit, time between SIGTERM and SIGKILL."""
 NAMES_SHOWN = 5
@@ -96,33 +103,98 @@ def _stat(pid: int) -> Proc | None:
         return None
 
 
+class Clock(NamedTuple):
+    """Where the kernel's pid counter stood at one moment."""
+
+    last: int
+    """The pid handed out last in our pid namespace (the last field of /proc/loadavg)."""
+    forks: int
+    """Processes and threads created since boot, in every namespace (`processes` in /proc/stat): at least as many
+    pids as were handed out here."""
+    pid_max: int
+    """Pids go from 1 to pid_max - 1, then wrap around (to 300)."""
+
+    @classmethod
+    def now(cls) -> Clock | None:
+        """The counter now, or None where /proc does not say."""
+        try:
+            last = int((_PROC / "loadavg").read_bytes().split()[-1])
+            pid_max = int((_PROC / "sys" / "kernel" / "pid_max").read_bytes())
+            stat = (_PROC / "stat").read_bytes()
+            at = stat.index(b"\nprocesses ") + len(b"\nprocesses ")
+            forks = int(stat[at : stat.index(b"\n", at)])
+        except (OSError, ValueError, IndexError):
+            return None
+        return cls(last, forks, pid_max)
+
+
+class Window(NamedTuple):
+    """The pids handed out since a command's bash got its own: the only ones that can be the command's."""
+
+    first: int
+    """Bash's pid."""
+    since: Clock
+    """Read just after bash started."""
+
+    def covers(self, now: Clock | None) -> Callable[[int], bool] | None:
+        """A test of whether a pid was handed out between bash's and `now`; None when that cannot be told (every
+        pid may be the command's)."""
+        if now is None or now.pid_max != self.since.pid_max or now.forks - self.since.forks >= now.pid_max // 2:
+            return None
+        first, size = self.first, now.pid_max
+        span = (now.last - first) % size
+        return lambda pid: (pid - first) % size <= span
+
+
 class Scan:
-    """The processes alive at one moment, with their marks read on demand."""
+    """The processes alive at one moment: their pids listed from /proc, each one's stat read the first time a look
+    needs it (a command's look needs only its `Window`), its mark too."""
 
     def __init__(self) -> None:
-        self.procs: dict[int, Proc] = {}
-        with contextlib.suppress(OSError):
-            for entry in os.listdir(_PROC):
-                if entry.isdigit() and (proc := _stat(int(entry))) is not None:
-                    self.procs[proc.pid] = proc
-        for key in [key for key in _marks if (p := self.procs.get(key[0])) is None or p.start != key[1]]:
+        try:
+            self.pids = [int(entry) for entry in os.listdir(_PROC) if entry.isdigit()]
+        except OSError:
+            self.pids = []
+        self.clock = Clock.now()
+        self._stats: dict[int, Proc | None] = {}
+        alive = set(self.pids)
+        for key in [key for key in _marks if key[0] not in alive]:
             del _marks[key]
+
+    def get(self, pid: int) -> Proc | None:
+        """The process `pid` as /proc shows it (read once per scan), None if it is gone."""
+        if pid not in self._stats:
+            self._stats[pid] = _stat(pid)
+        return self._stats[pid]
+
+    @property
+    def procs(self) -> dict[int, Proc]:
+        """Every process (each stat read)."""
+        return self.within(None)
+
+    def within(self, window: Window | None) -> dict[int, Proc]:
+        """The processes whose pid `window` covers (all of them for None, or when it cannot be told)."""
+        covers = window.covers(self.clock) if window is not None else None
+        pids = self.pids if covers is None else [pid for pid in self.pids if covers(pid)]
+        return {pid: proc for pid in pids if (proc := self.get(pid)) is not None}
 
     def mark(self, pid: int) -> str:
         """The process's RAM_COMMAND_ID, or '' (also when its environment cannot be read: another user's).
 
         Read once per process (pid and start time): an environment changes only at an exec, and a process once
         seen marked stays the command's even if it then runs a program with a cleaned environment."""
-        key = (pid, self.procs[pid].start)
+        proc = self.get(pid)
+        key = (pid, proc.start if proc is not None else -1)
         if key not in _marks:
             _marks[key] = _read_mark(pid)
         return _marks[key]
 
-    def children(self) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for proc in self.procs.values():
-            out.setdefault(proc.ppid, []).append(proc.pid)
-        return out
+
+def _children(procs: dict[int, Proc]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for proc in procs.values():
+        out.setdefault(proc.ppid, []).append(proc.pid)
+    return out
 
 
 def _read_mark(pid: int) -> str:
@@ -148,6 +220,8 @@ class Command:
         """True for a command run in the background: its bash is one of its processes (nobody waits for it)."""
         self.bash_pid = 0
         self._bash_start: int | None = None
+        self._window: Window | None = None
+        """The pids that can be the command's (None: any)."""
         self._known: dict[int, int] = {}
         self._ended = False
         """Set once bash has exited and been looked at: from then on the pid number may be reused."""
@@ -158,6 +232,9 @@ class Command:
         self.bash_pid = pid
         proc = _stat(pid)
         self._bash_start = proc.start if proc is not None else None
+        clock = Clock.now()
+        # bash must be visible in our /proc by that number (else /proc and loadavg may count another namespace)
+        self._window = Window(pid, clock) if proc is not None and clock is not None else None
         if not named and proc is not None:
             _unnamed.add((pid, proc.start))
         _register(self)
@@ -167,13 +244,14 @@ class Command:
         it and owns it) unless the command runs in the background."""
         me, bash = os.getpid(), self.bash_pid
         skipped = (me,) if self.background else (me, bash)
-        candidates = [p for p in scan.procs.values() if p.pid not in skipped and not p.zombie]
+        procs = scan.within(self._window)
+        candidates = [p for p in procs.values() if p.pid not in skipped and not p.zombie]
         verified = {
             p.pid
             for p in candidates
             if self._known.get(p.pid) == p.start or (p.ppid not in (0, 2) and scan.mark(p.pid) == self.id)
         }
-        leader = scan.procs.get(bash)
+        leader = procs.get(bash)
         bash_ours = leader is not None and leader.start == self._bash_start
         # Bash's session and group are the command's while bash holds the number, or just after it exited (no
         # pid could be reused yet); later only while a member already known to be the command's is in them:
@@ -182,16 +260,16 @@ class Command:
         if bash_ours or (leader is None and not self._ended) or any(pid in verified for pid in in_session):
             verified.update(in_session)
         found = set(verified)
-        children = scan.children()
+        children = _children(procs)
         todo = [*found, *([bash] if bash_ours and leader is not None and not leader.zombie else [])]
         while todo:
             for child in children.get(todo.pop(), ()):
-                proc = scan.procs[child]
+                proc = procs[child]
                 if child not in found and child != me and not proc.zombie:
                     found.add(child)
                     todo.append(child)
-        self._known = {pid: scan.procs[pid].start for pid in found}
-        return sorted((scan.procs[pid] for pid in found), key=lambda p: p.pid)
+        self._known = {pid: procs[pid].start for pid in found}
+        return sorted((procs[pid] for pid in found), key=lambda p: p.pid)
 
     def finished(self, scan: Scan) -> list[Proc]:
         """After bash exited: what it left running (kept for the exit hook), or nothing (then it is forgotten)."""

@@ -34,30 +34,23 @@ UNCHANGED_STUB = (
 
 
 class ReadArgs(msgspec.Struct):
-    file_path: Annotated[
-        str, msgspec.Meta(description="Path of the file to read: absolute, or relative to the workspace root.")
-    ]
+    file_path: Annotated[str, msgspec.Meta(description="Absolute, or relative to the workspace root.")]
     offset: Annotated[
-        Annotated[int, msgspec.Meta(ge=0)] | None,
-        msgspec.Meta(description="Line number to start from (1 = first line). Omit to start at the beginning."),
+        Annotated[int, msgspec.Meta(ge=0)] | None, msgspec.Meta(description="First line to return (1-based).")
     ] = None
     limit: Annotated[
         Annotated[int, msgspec.Meta(ge=1)] | None,
-        msgspec.Meta(description=f"Maximum number of lines to return (default {DEFAULT_LIMIT})."),
+        msgspec.Meta(description=f"Lines to return (default {DEFAULT_LIMIT})."),
     ] = None
 
 
 class ReadTool(ModelTool[ReadArgs]):
     name = "Read"
     description = (
-        "Read a text file from the workspace. Returns its lines as `<line number>\\t<line>`; the numbers start "
-        "at 1 and are not part of the file (leave them out when you copy text into Edit). By default returns "
-        f"up to {DEFAULT_LIMIT} lines from the start; use offset (first line, 1-based) and limit (number of lines) "
-        "to page through longer files. When more of the file remains, the result ends with a note giving the "
-        "total line count and the offset to continue from. Lines longer than 2000 characters are cut. Files "
-        "over 256 KB must be read in parts with offset and limit. Binary files are refused; for a directory use "
-        "Glob. Read a file before you Edit or overwrite it. Reading the same unchanged range again returns a "
-        "short notice pointing to your earlier result instead of the text."
+        "Read a text file. Lines come as `<line number>\\t<line>` (the numbers are not part of the file); "
+        f"{DEFAULT_LIMIT} lines at most per call, and a note says the offset to continue from. Lines over 2000 "
+        "characters are cut; files over 256 KB must be read in parts; binary files are refused (for a directory, "
+        "use Glob). Reading an unchanged range again returns a short notice instead of the text."
     )
     args_model = ReadArgs
     read_only = True

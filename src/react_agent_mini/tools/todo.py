@@ -21,33 +21,24 @@ Status = Literal["pending", "in_progress", "completed"]
 
 
 class Todo(msgspec.Struct, frozen=True):
-    content: Annotated[str, msgspec.Meta(min_length=1, description="What to do, in the imperative: 'Run the tests'.")]
-    status: Annotated[Status, msgspec.Meta(description="pending, in_progress (one at a time) or completed.")]
-    active_form: Annotated[
-        str, msgspec.Meta(description="The same in the present continuous, shown while it runs: 'Running the tests'.")
-    ] = msgspec.field(default="", name="activeForm")
+    content: Annotated[str, msgspec.Meta(min_length=1, description="Imperative: 'Run the tests'.")]
+    status: Annotated[Status, msgspec.Meta(description="One item in_progress at a time.")]
+    active_form: Annotated[str, msgspec.Meta(description="Present continuous: 'Running the tests'.")] = msgspec.field(
+        default="", name="activeForm"
+    )
     id: str | None = None
     """Accepted from older models (Claude Code's first TodoWrite had ids and priorities); not needed."""
     priority: Literal["high", "medium", "low"] | None = None
 
 
 class TodoWriteArgs(msgspec.Struct):
-    todos: Annotated[list[Todo], msgspec.Meta(description="The updated todo list: every item, not only changes.")]
+    todos: Annotated[list[Todo], msgspec.Meta(description="The whole list, not only changes.")]
 
 
 DESCRIPTION = """\
-Create and update a structured task list for the current session. It helps you track progress, organise \
-complex tasks and show the user what you are doing.
-
-Use it for tasks of three or more distinct steps, for work the user gave as a list, and whenever new \
-requirements come up. Skip it for a single trivial step or a purely conversational request.
-
-- Each call sends the whole list (`todos`), every item with `content` (imperative: "Run the tests"), \
-`activeForm` (present continuous: "Running the tests") and `status`: pending, in_progress or completed.
-- Keep exactly one item in_progress while you work; mark it completed as soon as it is done (not in batches), \
-then start the next one.
-- Mark an item completed only when it is fully done: not when tests fail, the work is partial or something \
-blocks it (add a new item for the blocker instead). Remove items that no longer matter."""
+Keep a task list for this session, shown to the user: for work of three or more steps or given as a list. Mark \
+an item in_progress before you start it and completed as soon as it is fully done (not when tests fail or it is \
+partial: add an item for the blocker); drop items that no longer matter."""
 
 RESULT = (
     "Todos have been modified successfully. Ensure that you continue to use the todo list to track your progress. "

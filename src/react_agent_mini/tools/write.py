@@ -21,20 +21,16 @@ from .text_files import BOM, newline_style, overwrite_refusal, plural, split_lin
 
 
 class WriteArgs(msgspec.Struct):
-    file_path: Annotated[
-        str, msgspec.Meta(description="Path of the file to write: absolute, or relative to the workspace root.")
-    ]
-    content: Annotated[str, msgspec.Meta(description="The complete new content of the file.")]
+    file_path: Annotated[str, msgspec.Meta(description="Absolute, or relative to the workspace root.")]
+    content: Annotated[str, msgspec.Meta(description="The whole new content.")]
 
 
 class WriteTool(ModelTool[WriteArgs]):
     name = "Write"
     description = (
-        "Write a file in the workspace, replacing its whole content; missing parent directories are created. "
-        "Use it to create new files or to rewrite a file completely; to change part of an existing file, prefer "
-        "Edit. An existing file must have been read with Read in this session and must not have changed on disk "
-        "since, otherwise the write is refused. An existing file that uses CRLF line endings keeps them. "
-        "Returns whether the file was created or updated, and its line count."
+        "Create a file, or replace a whole file (prefer Edit for a part); parent directories are created. An "
+        "existing file must have been read in this session and be unchanged on disk since. CRLF line endings are "
+        "kept."
     )
     args_model = WriteArgs
     read_only = False
