@@ -171,10 +171,6 @@ class SessionFields(NamedTuple):
     """Lines to show on stderr (servers skipped, tools unknown)."""
 
 
-KNOWN_TOOLS = ("Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo", "Skill")
-"""The built-in tool names `--tools` can pick."""
-
-
 def session_fields(args: argparse.Namespace, cwd: str) -> SessionFields:
     """Read the flags' values (and the files they name); FlagError when one cannot be used."""
     warnings: list[str] = []
@@ -224,12 +220,13 @@ def _system_prompt(args: argparse.Namespace, cwd: str) -> str | None:
 def _tools(value: str | None, warnings: list[str]) -> tuple[str, ...] | None:
     if value is None or value.strip() == "default":
         return None
+    from .tools.builtin import built_in_names  # the tool classes, imported only for this flag
+
     names = tuple(dict.fromkeys(part for part in re.split(r"[,\s]+", value) if part))
-    unknown = [name for name in names if name not in KNOWN_TOOLS]
+    known = built_in_names()
+    unknown = [name for name in names if name not in known]
     if unknown:
-        warnings.append(
-            f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(KNOWN_TOOLS)})"
-        )
+        warnings.append(f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(known)})")
     return names
 
 

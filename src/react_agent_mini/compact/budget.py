@@ -32,7 +32,7 @@ import msgspec
 from ..memo import IdentityMemo, PrefixMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..trace import enabled, trace
-from .common import Rewrite, call_for, path_hint, rewrite_results, same_messages
+from .common import Rewrite, call_for, family_of_call, path_hint, rewrite_results, same_messages
 from .estimate import utf16_len, utf16_prefix, utf16_suffix
 from .options import CompactOptions
 
@@ -42,8 +42,8 @@ PLACEHOLDER_PREFIX = "[Old tool result content cleared] tool="
 """How ②'s placeholders start (micro.py builds them; spelled here too to keep the modules free of a cycle)."""
 MIDDLE_CUT = "cut from the middle by compaction"
 """What the line between a head and a tail says (after how many characters and lines it replaces)."""
-HEAD_TAIL_TOOLS = frozenset({"Bash"})
-"""Tools whose cut results keep their head and their tail; every other result keeps its head."""
+HEAD_TAIL_FAMILY = "shell"
+"""The tool family whose cut results keep their head and their tail (Bash); every other result keeps its head."""
 HEAD_PERCENT = 40
 """The head's share of a head+tail result's room; the tail, where commands put their verdict, gets the rest."""
 SNAP_PERCENT = 25
@@ -59,12 +59,12 @@ def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str
     head = f"{TRUNCATION_NOTE} to its first {limit} characters."
     if tool_use is None:
         return head + "]"
-    if tool_use.name == "Read":
+    if family_of_call(tool_use) == "read":
         resume = _read_resume_line(kept)
         if resume is not None:
             target = path_hint(tool_use.input) or "the file"
             return f"{head} To see the rest, Read {target} with offset={resume}.]"
-    if tool_use.name == "Bash":  # a cap too small for head and tail
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY:  # a cap too small for head and tail
         return (
             f"{head} To see the rest, run the command again with its output filtered (grep, head, tail) "
             "or redirected to a file you Read in parts.]"
@@ -176,7 +176,7 @@ def _cut(block: ToolResultBlock, limit: int, tool_use: ToolUseBlock | None) -> T
         return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
     if _already_cut(content, limit, tool_use):
         return None
-    if tool_use is not None and tool_use.name in HEAD_TAIL_TOOLS:
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY:
         both = cut_head_tail(content, limit)
         if both is not None:
             return msgspec.structs.replace(block, content=both)

@@ -35,6 +35,7 @@ from .base import ModelTool, ToolContext, ToolOutput
 from .bash_common import KILL_GRACE_S, OutputCapture, signal_name
 from .bash_common import OUTPUT_LIMIT as OUTPUT_LIMIT  # the limit the description states, imported from here
 from .bash_common import bash_path as bash_path  # acp.terminal runs the same bash
+from .declared import Touches
 from .leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
 from .paths import inside
 from .shell_env import command_environment, guard_own_process
@@ -119,6 +120,7 @@ class BashTool(ModelTool[BashArgs]):
     description = _DESCRIPTION
     args_model = BashArgs
     read_only = False
+    family = "shell"
     concurrency_safe = False
     status_field = "command"
 
@@ -129,6 +131,11 @@ class BashTool(ModelTool[BashArgs]):
         """The OS sandbox commands run in (`sandbox.handle`); None: none (a tool made outside a session)."""
         self.background: BackgroundShells = BackgroundShells()
         """The commands this tool runs in the background (BashOutput and KillShell get the same object)."""
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The command line it runs: what that reads and writes, the shell analysis says (`permissions.bash`)."""
+        command = raw.get("command")
+        return Touches(command=command if isinstance(command, str) else "")
 
     def validate(self, raw: Mapping[str, Any]) -> BashArgs:
         """As the base class, with a too-large timeout clamped to the maximum rather than refused."""

@@ -69,6 +69,7 @@ class EditTool(ModelTool[EditArgs]):
     )
     args_model = EditArgs
     read_only = False
+    family = "edit"
     concurrency_safe = False
     status_field = "file_path"
     path_fields = ("file_path",)

@@ -9,12 +9,14 @@ explicitly named binary file is answered at once (rg would print a warning rathe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
+from .declared import Touches
 from .grep_render import MAX_LINE_CHARS, render
 from .grep_search import Mode, SearchSpec, invalid_regex, search
 from .paths import display, resolve
@@ -137,6 +139,7 @@ class GrepTool(ModelTool[GrepArgs]):
     )
     args_model = GrepArgs
     read_only = True
+    family = "search"
     concurrency_safe = True
     status_field = "pattern"
     path_fields = ("path",)
@@ -144,6 +147,11 @@ class GrepTool(ModelTool[GrepArgs]):
     def __init__(self, *, rg_path: str | None = None) -> None:
         """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""
         self._rg_path = rg_path
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The folder (or file) searched: the workspace when none is given."""
+        where = raw.get("path")
+        return Touches(searches=(where if isinstance(where, str) and where else ".",))
 
     async def call(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         if "\0" in args.pattern:

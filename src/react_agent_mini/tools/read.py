@@ -60,6 +60,7 @@ class ReadTool(ModelTool[ReadArgs]):
     )
     args_model = ReadArgs
     read_only = True
+    family = "read"
     concurrency_safe = True
     status_field = "file_path"
     path_fields = ("file_path",)

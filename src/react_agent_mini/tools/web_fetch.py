@@ -27,12 +27,13 @@ address or this machine also sees the addresses the host resolves to — the one
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
 from .base import ModelTool, ToolContext, ToolOutput
+from .declared import Touches
 
 if TYPE_CHECKING:  # the web modules load at the first fetch, not at startup
     from ..config import ProviderConfig
@@ -71,6 +72,7 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
     )
     args_model = WebFetchArgs
     read_only = True  # it changes nothing; the policy still asks, because it reaches the network
+    family = "network"
     concurrency_safe = True
     status_field = "url"
     text_fields = frozenset({"prompt"})
@@ -87,6 +89,23 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
         self.reader = reader
         """The side call that answers `prompt` from a long page (`web.answer`); None: the model reads the page."""
         self._pages: TimedCache[tuple[float, Page]] | None = None
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The URL it fetches."""
+        url = raw.get("url")
+        return Touches(reaches=(url,) if isinstance(url, str) else ())
+
+    def request_summary(self, raw: Mapping[str, Any]) -> str | None:
+        """`Fetch <the URL really fetched>`, for a permission question."""
+        url = raw.get("url")
+        if not isinstance(url, str):
+            return None
+        from ..web.urls import BadUrl, normalize
+
+        try:
+            return f"Fetch {normalize(url)}"
+        except BadUrl:
+            return f"Fetch {url}"
 
     @property
     def limits(self) -> FetchLimits:

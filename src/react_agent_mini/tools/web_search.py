@@ -8,6 +8,7 @@ allows it: the query leaves the machine.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -41,12 +42,18 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
     )
     args_model = WebSearchArgs
     read_only = True  # it changes nothing; the policy still asks, because the query leaves the machine
+    family = "network"
     concurrency_safe = True
     status_field = "query"
     text_fields = frozenset({"query"})
 
     def __init__(self, backend: SearchBackend) -> None:
         self.backend = backend
+
+    def request_summary(self, raw: Mapping[str, Any]) -> str | None:
+        """`Search the web for "<query>"`, for a permission question."""
+        query = raw.get("query")
+        return f"Search the web for {json.dumps(query, ensure_ascii=False)}" if isinstance(query, str) else None
 
     def validate(self, raw: Mapping[str, Any]) -> WebSearchArgs:
         args = super().validate(raw)

@@ -38,6 +38,7 @@ class WriteTool(ModelTool[WriteArgs]):
     )
     args_model = WriteArgs
     read_only = False
+    family = "edit"
     concurrency_safe = False
     status_field = "file_path"
     path_fields = ("file_path",)
