@@ -83,7 +83,7 @@ def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | N
 def _cut_again(block: ToolResultBlock, limit: int) -> ToolResultBlock | None:
     if utf16_len(block.content) <= limit:
         return None
-    both = cut_head_tail(block.content, limit, again=True)
+    both = cut_head_tail(block.content, limit, again=True, details=block.details)
     return None if both is None else msgspec.structs.replace(block, content=both)
 
 
@@ -101,18 +101,18 @@ def _shape(block: ToolResultBlock, cap: int, tool_use: ToolUseBlock | None) -> T
     chars = utf16_len(content)
     limit = chars * cap // tokens * MARGIN_PERCENT // 100
     for _ in range(4):  # the text cut may be denser than the whole: tighten until it fits
-        text = _cut_text(content, limit, tool_use)
+        text = _cut_text(content, limit, tool_use, block)
         if estimate_tokens(text) <= cap:
             break
         limit = limit * 9 // 10
     return msgspec.structs.replace(block, content=text)
 
 
-def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None) -> str:
+def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None, block: ToolResultBlock) -> str:
     name = tool_use.name if tool_use is not None else ""
     family = family_of_call(tool_use)
     if family == HEAD_TAIL_FAMILY:
-        both = cut_head_tail(content, limit)
+        both = cut_head_tail(content, limit, details=block.details)
         if both is not None:
             return both
     if family == ENTRY_FAMILY:

@@ -22,6 +22,7 @@ import msgspec
 
 from ..credentials import PROVIDER_CREDENTIALS
 from ..messages import ContentBlock, ImageData
+from ..shell_result import ShellResult
 from .declared import Family, field_values, typed_path_fields
 from .file_state import FileReads
 from .spec import ToolSpec
@@ -46,6 +47,8 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """Set by the runner when the permission check refused the call."""
     end_turn: bool = False
     """The turn ends after this call's batch (a subagent whose tool call the user refused)."""
+    details: ShellResult | None = None
+    """The result as data, for the front ends and compaction (Bash's: `shell_result`); `content` is its text."""
 
 
 class ToolContext(msgspec.Struct):
