@@ -94,7 +94,7 @@ def make_workspace(base: Path) -> Path:
 
 def _Tool() -> Any:
     """The real Bash tool: what its calls touch is what it declares (the shell analysis of its command)."""
-    from react_agent_mini.tools.bash import BashTool
+    from react_agent_mini.tools.builtin.bash import BashTool
 
     return BashTool()
 

@@ -22,7 +22,7 @@ from react_agent_mini.permissions.bash.analysis import analyze
 from react_agent_mini.permissions.bash.spec import Option, Program, Spec, SpecError, compile_spec, compiled
 from react_agent_mini.permissions.policy import Allow, PermissionPolicy
 from react_agent_mini.permissions.rules import RuleSet
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 PERMISSIONS = Path(__file__).parents[2] / "src" / "react_agent_mini" / "permissions"
 

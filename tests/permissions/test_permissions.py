@@ -37,15 +37,15 @@ from react_agent_mini.permissions.settings import (
     user_settings_path,
 )
 from react_agent_mini.tools.base import ModelTool, ShellState, Tool, ToolContext, ToolOutput, ToolRegistry
-from react_agent_mini.tools.bash import BashTool
-from react_agent_mini.tools.echo import EchoTool
-from react_agent_mini.tools.edit import EditTool
-from react_agent_mini.tools.glob import GlobTool
-from react_agent_mini.tools.grep import GrepTool
-from react_agent_mini.tools.read import ReadTool
+from react_agent_mini.tools.builtin.bash import BashTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.glob import GlobTool
+from react_agent_mini.tools.builtin.grep import GrepTool
+from react_agent_mini.tools.builtin.read import ReadTool
+from react_agent_mini.tools.builtin.web_fetch import WebFetchTool
+from react_agent_mini.tools.builtin.write import WriteTool
 from react_agent_mini.tools.runner import SKIPPED, ToolRun, run_tool_calls
-from react_agent_mini.tools.web_fetch import WebFetchTool
-from react_agent_mini.tools.write import WriteTool
 
 # ---------------------------------------------------------------- fixtures and helpers
 

@@ -99,7 +99,7 @@ def test_what_cannot_be_expanded_is_unknowable(here: Path) -> None:
 def test_a_partial_clone_makes_git_ask(tmp_path: Path) -> None:
     """git fetches the objects a partial clone lacks: reading history reaches the network."""
 
-    from react_agent_mini.tools.bash import BashTool as Bash
+    from react_agent_mini.tools.builtin.bash import BashTool as Bash
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     decide = PermissionPolicy(tmp_path).decide

@@ -53,7 +53,7 @@ from react_agent_mini.sandbox import bwrap
 from react_agent_mini.sandbox.handle import Sandbox
 from react_agent_mini.sandbox.settings import SandboxConfig
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply
 from ..test_cli import assert_no_traceback, env_for, ram

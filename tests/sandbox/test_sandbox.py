@@ -27,7 +27,7 @@ from react_agent_mini.sandbox.layout import Props, plan
 from react_agent_mini.sandbox.masks import Hidden, hidden_paths
 from react_agent_mini.sandbox.settings import SandboxConfig, SandboxMode, resolve_sandbox
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import BACKGROUND_NOTE, BashTool
+from react_agent_mini.tools.builtin.bash import BACKGROUND_NOTE, BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply
 from ..processes import pids_with, wait_until

@@ -23,7 +23,7 @@ from react_agent_mini.messages import (
 )
 from react_agent_mini.shell_result import ShellResult, StreamCut, omissions, omitted_mark
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import OUTPUT_LIMIT, BashTool
+from react_agent_mini.tools.builtin.bash import OUTPUT_LIMIT, BashTool
 from react_agent_mini.ui.render import bash_outcome
 
 TOOL = BashTool()

@@ -15,7 +15,7 @@ import pytest
 
 from react_agent_mini.abort import Aborted, AbortSignal
 from react_agent_mini.tools.base import ToolContext, ToolInputError, ToolOutput
-from react_agent_mini.tools.bash import (
+from react_agent_mini.tools.builtin.bash import (
     BACKGROUND_NOTE,
     MAX_TIMEOUT_MS,
     NO_OUTPUT,
@@ -23,7 +23,7 @@ from react_agent_mini.tools.bash import (
     BashArgs,
     BashTool,
 )
-from react_agent_mini.tools.bash_common import OutputCapture
+from react_agent_mini.tools.builtin.bash_common import OutputCapture
 
 from ..processes import pids_with
 

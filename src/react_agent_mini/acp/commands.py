@@ -60,7 +60,7 @@ def available(host: SessionHost) -> list[AvailableCommand]:
 async def run(host: SessionHost, text: str) -> Send | Done:
     """What the prompt `text` (starting with `/`) does."""
     from ..custom_commands.invoke import Failed, invoke, lookup
-    from ..tools.skill import SkillTool
+    from ..tools.builtin.skill import SkillTool
 
     name, _, args = text[1:].partition(" ")
     args = args.strip()

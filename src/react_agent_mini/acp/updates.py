@@ -163,7 +163,7 @@ class TurnUpdates:
 
 def plan(raw: Mapping[str, object]) -> list[Update]:
     """The `plan` update for a TodoWrite input (none when it does not parse)."""
-    from ..tools.todo import parse_todos
+    from ..tools.builtin.todo import parse_todos
 
     todos = parse_todos(raw)
     if todos is None:

@@ -494,7 +494,7 @@ class Driver:
         """`/compact [focus]` runs here (None: done); a custom command gives its expanded text, files and scope;
         `/<skill> [args]` the text and the skill's body to send; anything else is sent as typed."""
         from ..custom_commands.invoke import Failed, invoke, lookup
-        from ..tools.skill import SkillTool
+        from ..tools.builtin.skill import SkillTool
 
         name, _, args = text[1:].partition(" ")
         host = self.live

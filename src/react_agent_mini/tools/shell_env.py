@@ -81,9 +81,9 @@ def _remote_references(entry: Mapping[str, Any]) -> set[str]:
 def guard_own_process() -> bool:
     """Make ram's own process unreadable to the processes it starts (Linux: `prctl(PR_SET_DUMPABLE, 0)`; see the
     module docstring for what it protects and costs). Called by every place that starts a process the project or
-    the model chose — Bash (`tools.bash`), hooks (`command_hooks.run`), MCP stdio servers (`mcp.transport`) — just
-    before it does; only the first call does the work, so ram's start-up never pays for `ctypes` (≈2 ms warm,
-    ≈6 ms cold to import; the call itself ≈20 µs). True when the process is guarded."""
+    the model chose — Bash (`tools.builtin.bash`), hooks (`command_hooks.run`), MCP stdio servers
+    (`mcp.transport`) — just before it does; only the first call does the work, so ram's start-up never pays
+    for `ctypes` (≈2 ms warm, ≈6 ms cold to import; the call itself ≈20 µs). True when the process is guarded."""
     global _guarded
     if _guarded is None:
         _guarded = _set_not_dumpable()

@@ -434,7 +434,7 @@ class TurnView:
             self._print(agent_done(calls, error_text(result.content) if result.is_error else None), "tool")
             return
         if use.name == "TodoWrite" and not result.is_error:
-            from ..tools.todo import parse_todos
+            from ..tools.builtin.todo import parse_todos
             from .checklist import checklist
 
             self._print(tool_line(use, label), "tool", no_wrap=True, overflow="ellipsis")

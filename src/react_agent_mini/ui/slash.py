@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..app import Assembled
     from ..custom_commands.catalog import CommandCatalog, CustomCommand
     from ..host import SessionHost, TurnScope
-    from ..tools.skill import SkillTool
+    from ..tools.builtin.skill import SkillTool
     from ..transcript import SessionInfo
 
 
@@ -123,7 +123,7 @@ def is_command(line: str) -> bool:
 
 def skill_tool(built: Assembled) -> SkillTool | None:
     """The session's Skill tool, when it offers one."""
-    from ..tools.skill import SkillTool
+    from ..tools.builtin.skill import SkillTool
 
     tool = built.session.tools.get("Skill")
     return tool if isinstance(tool, SkillTool) else None

@@ -28,19 +28,19 @@ def _built_in_families() -> dict[str, Family]:
 
 def built_in_classes() -> tuple[type, ...]:
     """Every built-in tool class (imported at the first question, not on the start-up path)."""
-    from ..bash import BashTool
-    from ..bash_output import BashOutputTool
-    from ..echo import EchoTool
-    from ..edit import EditTool
-    from ..glob import GlobTool
-    from ..grep import GrepTool
-    from ..kill_shell import KillShellTool
-    from ..read import ReadTool
-    from ..skill import SkillTool
-    from ..todo import TodoWriteTool
-    from ..web_fetch import WebFetchTool
-    from ..web_search import WebSearchTool
-    from ..write import WriteTool
+    from .bash import BashTool
+    from .bash_output import BashOutputTool
+    from .echo import EchoTool
+    from .edit import EditTool
+    from .glob import GlobTool
+    from .grep import GrepTool
+    from .kill_shell import KillShellTool
+    from .read import ReadTool
+    from .skill import SkillTool
+    from .todo import TodoWriteTool
+    from .web_fetch import WebFetchTool
+    from .web_search import WebSearchTool
+    from .write import WriteTool
 
     return (ReadTool, WriteTool, EditTool, GlobTool, GrepTool, BashTool, BashOutputTool, KillShellTool,
             WebFetchTool, WebSearchTool, TodoWriteTool, SkillTool, EchoTool)  # fmt: skip

@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 
-from ..shell_result import StreamCut
+from ...shell_result import StreamCut
 
 OUTPUT_LIMIT = 30_000
 """Characters kept per stream (stdout and stderr each): half from the head, half from the tail."""

@@ -15,10 +15,10 @@ from typing import IO, Annotated
 
 import msgspec
 
-from . import paths
-from .base import ModelTool, ToolContext, ToolOutput
-from .file_state import FileRead
-from .text_files import SNIFF_BYTES, looks_binary, numbered, plural
+from .. import paths
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..file_state import FileRead
+from ..text_files import SNIFF_BYTES, looks_binary, numbered, plural
 
 DEFAULT_LIMIT = 2000
 """Lines returned when no limit is given."""

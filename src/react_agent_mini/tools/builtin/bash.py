@@ -31,20 +31,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from ..shell_result import NO_OUTPUT as NO_OUTPUT  # what the model reads for a command that printed nothing
-from ..shell_result import ShellResult
-from .base import ModelTool, ToolContext, ToolOutput
+from ...shell_result import NO_OUTPUT as NO_OUTPUT  # what the model reads for a command that printed nothing
+from ...shell_result import ShellResult
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
+from ..paths import inside
+from ..shell_env import command_environment, guard_own_process
 from .bash_common import KILL_GRACE_S, OutputCapture, signal_name
 from .bash_common import OUTPUT_LIMIT as OUTPUT_LIMIT  # the limit the description states, imported from here
 from .bash_common import bash_path as bash_path  # acp.terminal runs the same bash
-from .declared import Touches
-from .leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
-from .paths import inside
-from .shell_env import command_environment, guard_own_process
 
 if TYPE_CHECKING:
-    from ..sandbox.handle import Sandbox
-    from ..sandbox.runtime import Runtime
+    from ...sandbox.handle import Sandbox
+    from ...sandbox.runtime import Runtime
     from .bash_background import BackgroundShells
 
 DEFAULT_TIMEOUT_MS = 120_000

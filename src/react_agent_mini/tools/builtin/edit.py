@@ -16,10 +16,10 @@ from typing import Annotated
 
 import msgspec
 
-from . import in_place, paths
-from .base import ModelTool, ToolContext, ToolOutput
-from .file_state import FileRead, FileReads
-from .text_files import (
+from .. import in_place, paths
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..file_state import FileRead, FileReads
+from ..text_files import (
     BOM,
     SNIFF_BYTES,
     looks_binary,

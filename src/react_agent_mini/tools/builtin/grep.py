@@ -15,11 +15,11 @@ from typing import Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
-from .declared import Touches
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..paths import display, resolve
 from .grep_render import MAX_LINE_CHARS, render
 from .grep_search import Mode, SearchSpec, invalid_regex, search
-from .paths import display, resolve
 from .ripgrep import find_rg, not_found
 
 DEFAULT_HEAD_LIMIT = 250

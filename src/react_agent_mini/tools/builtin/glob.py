@@ -19,11 +19,11 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
-from .declared import Touches
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..paths import display, inside, resolve
 from .glob_pattern import GlobError, translate_glob
 from .newest import dated
-from .paths import display, inside, resolve
 from .ripgrep import find_rg, not_found, not_started, run_rg
 
 MAX_RESULTS = 100
