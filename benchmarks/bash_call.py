@@ -23,7 +23,7 @@ from pathlib import Path
 
 from react_agent_mini.tools import leftovers
 from react_agent_mini.tools.base import ToolContext
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 from ._stats import line, runs_from
 

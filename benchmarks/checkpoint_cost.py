@@ -30,9 +30,9 @@ from react_agent_mini.checkpoints.tracker import Checkpoints
 from react_agent_mini.messages import Message, ToolUseBlock, user_text
 from react_agent_mini.permissions.policy import NO_INFO, Allow, Decision, ToolCallInfo
 from react_agent_mini.tools.base import Tool, ToolContext, ToolRegistry
-from react_agent_mini.tools.bash import BashTool
-from react_agent_mini.tools.edit import EditTool
-from react_agent_mini.tools.read import ReadTool
+from react_agent_mini.tools.builtin.bash import BashTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.read import ReadTool
 from react_agent_mini.tools.runner import ToolRun, run_tool_calls
 
 from ._stats import line, runs_from

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from react_agent_mini.tools.base import ModelTool, ToolContext
-from react_agent_mini.tools.glob import GlobTool
-from react_agent_mini.tools.grep import GrepTool
-from react_agent_mini.tools.ripgrep import find_rg
+from react_agent_mini.tools.builtin.glob import GlobTool
+from react_agent_mini.tools.builtin.grep import GrepTool
+from react_agent_mini.tools.builtin.ripgrep import find_rg
 
 from ._stats import line
 

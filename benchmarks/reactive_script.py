@@ -160,7 +160,7 @@ def _command_lines(root: Path, command: str) -> tuple[str, ...]:
 
 async def _grep_entries(root: Path, pattern: str, path: str) -> tuple[str, ...]:
     from react_agent_mini.tools.base import ToolContext
-    from react_agent_mini.tools.grep import GrepTool
+    from react_agent_mini.tools.builtin.grep import GrepTool
 
     tool = GrepTool()
     args = tool.validate({"pattern": pattern, "path": path, "output_mode": "content", "head_limit": 0})

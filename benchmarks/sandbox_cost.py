@@ -28,7 +28,7 @@ from react_agent_mini.sandbox import bwrap
 from react_agent_mini.sandbox.handle import Sandbox
 from react_agent_mini.sandbox.settings import SandboxConfig, SandboxMode
 from react_agent_mini.tools.base import ToolContext
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 from ._stats import line, runs_from
 

@@ -208,7 +208,7 @@ def simple_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 
 def part_graph(graph: Mapping[str, set[str]]) -> Graph:
-    """`graph` between the package's top-level parts: `react_agent_mini.tools.grep` belongs to `tools`."""
+    """`graph` between the package's top-level parts: `react_agent_mini.tools.builtin.grep` belongs to `tools`."""
 
     def part(name: str) -> str:
         return ".".join(name.split(".")[:2])

@@ -33,7 +33,7 @@ NAMED_IN_ISSUE_17: dict[str, list[list[str]]] = {
 
 PRESENT_AT_88E1BB7: dict[str, list[list[str]]] = {
     # None: the cycles among `permissions.bash.checks` and `permissions.bash.options`, and among the `sandbox.*`
-    # modules and `tools.bash`, went. The state a check reads (`Parse`) lives in parse_state.py, below both; the
+    # modules and `tools.builtin.bash`, went. The state a check reads (`Parse`) lives in parse_state.py, below both; the
     # runtime sees its sandbox through `runtime.Owner` and is told whether the command printed anything;
     # `unavailable_message` lives in settings.py. A tool uses the sandbox, never the other way.
     "modules": [],

@@ -33,8 +33,8 @@ from react_agent_mini.messages import (
 from react_agent_mini.permissions.policy import Allow, Decision, Deny, PermissionPolicy
 from react_agent_mini.providers.errors import BadRequestError
 from react_agent_mini.tools.base import ModelTool, Tool, ToolContext, ToolOutput, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
-from react_agent_mini.tools.read import ReadTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.read import ReadTool
 from react_agent_mini.tools.runner import INTERRUPTED, SKIPPED
 
 from .scripted import ScriptedModel, call, reply

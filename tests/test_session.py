@@ -14,7 +14,7 @@ from react_agent_mini.providers.base import ModelRequest
 from react_agent_mini.providers.errors import error_for_status
 from react_agent_mini.session import Session
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
+from react_agent_mini.tools.builtin.echo import EchoTool
 
 from .scripted import ScriptedModel, call, reply
 

@@ -53,17 +53,17 @@ def default_tools(*, echo: bool = True) -> ToolRegistry:
     """The built-in tools, in the order the model sees them; `echo` False: without the Echo demo tool (a session
     offers it only to the offline demo model, `--mock`, or when `--tools` names it: every other model would pay for
     its definition in every request)."""
-    from .tools.bash import BashTool
-    from .tools.bash_output import BashOutputTool
-    from .tools.echo import EchoTool
-    from .tools.edit import EditTool
-    from .tools.glob import GlobTool
-    from .tools.grep import GrepTool
-    from .tools.kill_shell import KillShellTool
-    from .tools.read import ReadTool
-    from .tools.todo import TodoWriteTool
-    from .tools.web_fetch import WebFetchTool
-    from .tools.write import WriteTool
+    from .tools.builtin.bash import BashTool
+    from .tools.builtin.bash_output import BashOutputTool
+    from .tools.builtin.echo import EchoTool
+    from .tools.builtin.edit import EditTool
+    from .tools.builtin.glob import GlobTool
+    from .tools.builtin.grep import GrepTool
+    from .tools.builtin.kill_shell import KillShellTool
+    from .tools.builtin.read import ReadTool
+    from .tools.builtin.todo import TodoWriteTool
+    from .tools.builtin.web_fetch import WebFetchTool
+    from .tools.builtin.write import WriteTool
 
     bash = BashTool()
     return ToolRegistry(
@@ -225,14 +225,14 @@ def build_session(
     tools = _tool_table(options, warnings, mock=config.kind == "mock")
     _attach_sandbox(options, cwd, tools, policy, warnings, loaded_hooks.hooks)
     if _offered("WebSearch", options):  # only with a search backend configured
-        from .tools.web_search import configured_search_tool
+        from .tools.builtin.web_search import configured_search_tool
 
         search, search_warnings = configured_search_tool(cwd, os.environ)
         warnings += search_warnings
         if search is not None and tools.get(search.name) is None:
             tools.add(search)
     if knowledge.skills and _offered("Skill", options):
-        from .tools.skill import SkillTool
+        from .tools.builtin.skill import SkillTool
 
         tools.add(SkillTool(knowledge.skills))
     retry = RetryPolicy(max_attempts=config.max_retries + 1)
@@ -252,7 +252,7 @@ def build_session(
         session_id=options.session_id or "",
     )
     if page_model := os.environ.get("RAM_WEBFETCH_MODEL", "").strip():  # it answers WebFetch's prompt (web/answer.py)
-        from .tools.web_fetch import attach_page_reader
+        from .tools.builtin.web_fetch import attach_page_reader
 
         def count(usage: Usage) -> None:
             session.totals.usage += usage
@@ -377,7 +377,7 @@ def _attach_sandbox(
     machinery and the read-only paths, at the first command."""
     from .sandbox.handle import Sandbox
     from .sandbox.settings import resolve_sandbox
-    from .tools.bash import BashTool
+    from .tools.builtin.bash import BashTool
 
     config = options.sandbox
     if config is None:

@@ -50,7 +50,7 @@ SECTIONS = (
 """Where the system prompt's sections begin (context/system_prompt.py); before the first: our instructions and the
 environment."""
 SKILL_BODY = "Base directory for this skill: "
-"""How a skill body loaded into the conversation begins (tools/skill.py)."""
+"""How a skill body loaded into the conversation begins (tools/builtin/skill.py)."""
 
 
 def call_fields(usage: Usage, model: str, turn: AssistantTurn | None = None, kind: str | None = None) -> dict[str, Any]:

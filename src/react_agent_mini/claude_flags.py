@@ -206,10 +206,6 @@ class SessionFields:
         """Lines to show on stderr (servers skipped, tools unknown)."""
 
 
-KNOWN_TOOLS = ("Read", "Write", "Edit", "Glob", "Grep", "Bash", "Echo", "Skill")
-"""The built-in tool names `--tools` can pick."""
-
-
 def session_fields(args: argparse.Namespace, cwd: str) -> SessionFields:
     """Read the flags' values (and the files they name); FlagError when one cannot be used."""
     warnings: list[str] = []
@@ -261,12 +257,13 @@ def _tools(value: str | None, warnings: list[str]) -> tuple[str, ...] | None:
     may hold "default" for all of those, plus more (`default,Echo`)."""
     if value is None or value.strip() == "default":
         return None
+    from .tools.builtin import built_in_names  # the tool classes, imported only for this flag
+
     names = tuple(dict.fromkeys(part for part in re.split(r"[,\s]+", value) if part))
-    unknown = [name for name in names if name not in KNOWN_TOOLS and name != "default"]
+    known = built_in_names()
+    unknown = [name for name in names if name not in known and name != "default"]
     if unknown:
-        warnings.append(
-            f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(KNOWN_TOOLS)})"
-        )
+        warnings.append(f"--tools: ram has no built-in tool named {', '.join(unknown)} (it has {', '.join(known)})")
     return names
 
 

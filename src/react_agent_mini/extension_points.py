@@ -31,8 +31,8 @@ def reinjected(tools: ToolRegistry) -> Callable[[], list[Message]]:
     summary never touches; the bodies of the skills loaded so far and the task list were in the history."""
 
     def reinject() -> list[Message]:
-        from .tools.skill import SkillTool
-        from .tools.todo import TodoWriteTool
+        from .tools.builtin.skill import SkillTool
+        from .tools.builtin.todo import TodoWriteTool
 
         out: list[Message] = []
         skills = tools.get("Skill")
@@ -93,8 +93,8 @@ def add_agent_tool(
 
 def reset_tools(session: Session) -> None:
     """Forget the loaded skills and the task list (`/clear`, `/resume`)."""
-    from .tools.skill import SkillTool
-    from .tools.todo import TodoWriteTool
+    from .tools.builtin.skill import SkillTool
+    from .tools.builtin.todo import TodoWriteTool
 
     for tool in (session.tools.get("Skill"), session.tools.get("TodoWrite")):
         if isinstance(tool, SkillTool | TodoWriteTool):
@@ -103,7 +103,7 @@ def reset_tools(session: Session) -> None:
 
 def restore_tools(session: Session) -> None:
     """A session that continues a saved one: its task list as its history last left it."""
-    from .tools.todo import TodoWriteTool
+    from .tools.builtin.todo import TodoWriteTool
 
     todo = session.tools.get("TodoWrite")
     if isinstance(todo, TodoWriteTool):

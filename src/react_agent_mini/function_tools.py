@@ -27,19 +27,17 @@ headless) exactly like Read outside it: `@tool(read_only=True) def list_files(di
 from __future__ import annotations
 
 import asyncio
-import collections.abc
 import functools
 import inspect
-import os
 import re
-import types
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePath
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin, overload
+from typing import Annotated, Any, TypeVar, get_args, get_origin, overload
 
 import msgspec
 
 from .tools.base import ToolContext, ToolInputError, ToolOutput, format_validation_error, struct_schema
+from .tools.declared import holds_paths, is_path_class
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -190,23 +188,7 @@ def _path_fields(model: type[msgspec.Struct], name: str, marked: tuple[str, ...]
     hints = {field.name: field.type for field in msgspec.structs.fields(model)}
     if unknown := [p for p in marked if p not in hints]:
         raise ValueError(f"{name}: path_params names {', '.join(map(repr, unknown))}, not a parameter of it")
-    return tuple(f for f, hint in hints.items() if f in marked or f in LEGACY_PATH_NAMES or _holds_paths(hint))
-
-
-_CONTAINERS = frozenset(
-    {list, tuple, set, frozenset, collections.abc.Sequence, collections.abc.Iterable, collections.abc.Collection,
-     collections.abc.Set, collections.abc.MutableSequence}
-)  # fmt: skip
-
-
-def _holds_paths(hint: Any) -> bool:
-    """True for `Path`, `os.PathLike` (and subclasses), and for a union or a list, tuple or set holding one."""
-    origin = get_origin(hint)
-    if origin is Annotated:
-        return _holds_paths(get_args(hint)[0])
-    if origin is Union or isinstance(hint, types.UnionType) or origin in _CONTAINERS:
-        return any(_holds_paths(arg) for arg in get_args(hint) if arg is not Ellipsis)
-    return _is_path_class(hint)
+    return tuple(f for f, hint in hints.items() if f in marked or f in LEGACY_PATH_NAMES or holds_paths(hint))
 
 
 def _described(annotation: Any, doc: str) -> Any:
@@ -225,24 +207,18 @@ def _described(annotation: Any, doc: str) -> Any:
 
 
 def _schema_hook(kind: type) -> dict[str, Any]:
-    if _is_path_class(kind):
+    if is_path_class(kind):
         return {"type": "string"}
     raise NotImplementedError
 
 
 def _dec_hook(kind: type, value: Any) -> Any:
-    if _is_path_class(kind):
+    if is_path_class(kind):
         if isinstance(value, str):
             concrete = get_origin(kind) or kind
             return concrete(value) if issubclass(concrete, PurePath) else Path(value)  # os.PathLike: a Path
         raise TypeError(f"expected a path string, got {type(value).__name__}")
     raise NotImplementedError
-
-
-def _is_path_class(kind: Any) -> bool:
-    """`Path` and the other `PurePath`s, `os.PathLike` (also `os.PathLike[str]`)."""
-    kind = get_origin(kind) or kind
-    return isinstance(kind, type) and (issubclass(kind, PurePath) or issubclass(kind, os.PathLike))
 
 
 # ---- docstrings ----

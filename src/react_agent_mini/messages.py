@@ -13,6 +13,8 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from .shell_result import ShellResult
+
 
 class TextBlock(msgspec.Struct, frozen=True):
     """Plain text written by the user or the model."""
@@ -74,6 +76,9 @@ class ToolResultBlock(msgspec.Struct, frozen=True, weakref=True):
     type: Literal["tool_result"] = "tool_result"
     images: tuple[ImageData, ...] = ()
     """Images sent after the text where the provider takes them (Anthropic); compaction drops them with the text."""
+    details: ShellResult | None = None
+    """The result as data (a Bash command's: `shell_result`), which `content` renders; kept in the transcript,
+    never sent to a model. None for other tools, and for results recorded before results carried it."""
 
 
 class ThinkingBlock(msgspec.Struct, frozen=True):
@@ -201,8 +206,9 @@ class Usage(msgspec.Struct, frozen=True):
 # ---- (de)serialisation: the Anthropic-shaped JSON used by transcripts and --output-format json ----
 
 
-def block_to_dict(block: ContentBlock) -> dict[str, Any]:
-    """A block as Anthropic-shaped JSON (`is_error` only when true, as the API writes it)."""
+def block_to_dict(block: ContentBlock, *, details: bool = False) -> dict[str, Any]:
+    """A block as Anthropic-shaped JSON (`is_error` only when true, as the API writes it); `details`: with a
+    tool_result's data (for the transcript, never for a model)."""
     match block:
         case TextBlock(text=text):
             return {"type": "text", "text": text}
@@ -215,6 +221,8 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
                 out["content"] = [{"type": "text", "text": content}, *(image_to_dict(i) for i in images)]
             if is_error:
                 out["is_error"] = True
+            if details and block.details is not None:
+                out["details"] = msgspec.to_builtins(block.details)
             return out
         case ThinkingBlock(thinking=thinking, signature=signature, provider_data=data):
             thought = {"type": "thinking", "thinking": thinking, "signature": signature}
@@ -242,7 +250,11 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
             )
             images = tuple(image_from_dict(p) for p in content if isinstance(p, Mapping) and p.get("type") == "image")
             content = text
-        return ToolResultBlock(str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images)
+        recorded = raw.get("details")
+        shell = _shell_result(recorded) if isinstance(recorded, Mapping) else None
+        return ToolResultBlock(
+            str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images, details=shell
+        )
     if kind == "thinking":
         data = str(raw.get("provider_data", ""))
         return ThinkingBlock(str(raw.get("thinking", "")), str(raw.get("signature", "")), provider_data=data)
@@ -252,6 +264,14 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
         image = image_from_dict(raw)
         return ImageBlock(image.media_type, image.data)
     raise ValueError(f"unknown content block type: {kind!r}")
+
+
+def _shell_result(raw: Mapping[str, Any]) -> ShellResult | None:
+    """A recorded result's data (None when it does not fit: the text alone is still the result)."""
+    try:
+        return msgspec.convert(raw, ShellResult)
+    except msgspec.ValidationError:
+        return None
 
 
 def image_to_dict(image: ImageData) -> dict[str, Any]:
@@ -267,9 +287,13 @@ def image_from_dict(raw: Mapping[str, Any]) -> ImageData:
     return ImageData(str(source.get("media_type", "")), str(source.get("data", "")))
 
 
-def message_to_dict(message: Message) -> dict[str, Any]:
-    """A message as `{"role", "content": [...]}` plus `meta`/`id`/`typed` when set."""
-    out: dict[str, Any] = {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+def message_to_dict(message: Message, *, details: bool = False) -> dict[str, Any]:
+    """A message as `{"role", "content": [...]}` plus `meta`/`id`/`typed` when set (`details`: and the data of
+    its tool results, for the transcript)."""
+    out: dict[str, Any] = {
+        "role": message.role,
+        "content": [block_to_dict(b, details=details) for b in message.content],
+    }
     if message.meta:
         out["meta"] = True
     if message.id:

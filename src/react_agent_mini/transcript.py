@@ -138,7 +138,7 @@ class Transcript:
         return cls(path, fd, lock)
 
     def append(self, message: Message) -> None:
-        self._write({"type": "message", "message": message_to_dict(message), "ts": time.time()})
+        self._write({"type": "message", "message": message_to_dict(message, details=True), "ts": time.time()})
 
     def rewound(self, keep: int, next_id: str) -> None:
         """Record that the history was cut to its first `keep` messages (`next_id`: the first one dropped)."""
@@ -150,7 +150,8 @@ class Transcript:
 
     def compacted(self, messages: Sequence[Message]) -> None:
         """Record that the history was rewritten (an LLM summary): it replaces everything before."""
-        self._write({"type": "compact", "messages": [message_to_dict(m) for m in messages], "ts": time.time()})
+        record = [message_to_dict(m, details=True) for m in messages]
+        self._write({"type": "compact", "messages": record, "ts": time.time()})
 
     def _write(self, record: Mapping[str, Any]) -> None:
         # One line per record, straight to the file (no buffer that could hold half a record back); a crash

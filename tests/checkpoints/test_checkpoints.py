@@ -22,11 +22,11 @@ from react_agent_mini.events import ToolFinished
 from react_agent_mini.messages import Message, ToolUseBlock, user_text
 from react_agent_mini.permissions.policy import NO_INFO, Allow, Decision, ToolCallInfo
 from react_agent_mini.tools.base import Tool, ToolContext, ToolRegistry
-from react_agent_mini.tools.bash import BashTool
-from react_agent_mini.tools.edit import EditTool
-from react_agent_mini.tools.read import ReadTool
+from react_agent_mini.tools.builtin.bash import BashTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.read import ReadTool
+from react_agent_mini.tools.builtin.write import WriteTool
 from react_agent_mini.tools.runner import ToolRun, run_tool_calls
-from react_agent_mini.tools.write import WriteTool
 
 
 async def allow_all(tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:

@@ -30,7 +30,7 @@ from react_agent_mini.events import ToolFinished
 from react_agent_mini.messages import Message, ToolUseBlock, user_text
 from react_agent_mini.permissions.policy import NO_INFO, Allow, Decision, ToolCallInfo
 from react_agent_mini.tools.base import Tool, ToolContext, ToolRegistry
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 from react_agent_mini.tools.runner import ToolRun, run_tool_calls
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall

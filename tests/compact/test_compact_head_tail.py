@@ -18,7 +18,7 @@ from react_agent_mini.compact.estimate import utf16_len
 from react_agent_mini.compact.pipeline import CompactOptions, apply_tool_result_budget
 from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock, user_text
 from react_agent_mini.tools.base import ToolContext
-from react_agent_mini.tools.bash import BashArgs, BashTool
+from react_agent_mini.tools.builtin.bash import BashArgs, BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..test_cli import assert_no_traceback, env_for, ram

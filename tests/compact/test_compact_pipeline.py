@@ -23,8 +23,8 @@ from react_agent_mini.events import Terminal
 from react_agent_mini.loop import QueryDeps, QueryParams, query, whole_result_ids
 from react_agent_mini.messages import ImageData, Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
-from react_agent_mini.tools.read import ReadArgs, ReadTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.read import ReadArgs, ReadTool
 
 from ..scripted import ScriptedModel, reply
 

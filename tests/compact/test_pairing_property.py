@@ -18,7 +18,7 @@ from react_agent_mini.loop import QueryDeps, QueryParams, query
 from react_agent_mini.messages import Message, ToolUseBlock, unanswered_tool_uses, user_text
 from react_agent_mini.permissions.policy import Allow, Decision, Deny
 from react_agent_mini.tools.base import Tool, ToolContext, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
+from react_agent_mini.tools.builtin.echo import EchoTool
 
 from ..scripted import ScriptedModel, reply
 from ..test_loop import BoomTool, TouchTool, WaitTool

@@ -497,7 +497,7 @@ def test_yaml_is_imported_only_for_frontmatter(tmp_path: Path) -> None:
         "import sys, pathlib\n"
         "from react_agent_mini.context.skills import discover_skills\n"
         "from react_agent_mini.context.system_prompt import build_system_prompt\n"
-        "from react_agent_mini.tools.skill import SkillTool\n"
+        "from react_agent_mini.tools.builtin.skill import SkillTool\n"
         f"skills, _ = discover_skills(pathlib.Path({str(root)!r}), user_dir=pathlib.Path({str(tmp_path)!r}))\n"
         "assert [s.id for s in skills] == ['plain']\n"
         "print('yaml' in sys.modules)\n"

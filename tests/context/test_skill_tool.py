@@ -11,8 +11,8 @@ from react_agent_mini.loop import QueryDeps, QueryParams, query
 from react_agent_mini.messages import TextBlock, ToolResultBlock, user_text
 from react_agent_mini.providers.openai_compat import to_openai_messages
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
-from react_agent_mini.tools.skill import SkillTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.skill import SkillTool
 
 from ..scripted import ScriptedModel, call, reply
 

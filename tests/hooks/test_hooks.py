@@ -46,8 +46,8 @@ from react_agent_mini.permissions.policy import (
 from react_agent_mini.permissions.rules import RuleSet
 from react_agent_mini.session import Session
 from react_agent_mini.tools.base import ModelTool, Tool, ToolContext, ToolOutput, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
-from react_agent_mini.tools.read import ReadTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.read import ReadTool
 from react_agent_mini.tools.runner import SKIPPED, ToolRun, run_tool_calls
 
 from ..scripted import ScriptedModel, call, reply

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from react_agent_mini.permissions.bash.view import inspect_command
 from react_agent_mini.permissions.policy import Allow, Answer, Decision, Deny, PermissionPolicy, PermissionRequest
 from react_agent_mini.permissions.rules import RuleSet
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..test_cli import env_for, ram

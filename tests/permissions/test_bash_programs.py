@@ -23,6 +23,7 @@ from react_agent_mini.permissions.bash.examples import check_examples
 from react_agent_mini.permissions.bash.spec import Option, Program, Spec, SpecError, compile_spec, compiled
 from react_agent_mini.permissions.policy import Allow, PermissionPolicy
 from react_agent_mini.permissions.rules import RuleSet
+from react_agent_mini.tools.builtin.bash import BashTool
 
 PERMISSIONS = Path(__file__).parents[2] / "src" / "react_agent_mini" / "permissions"
 
@@ -307,9 +308,4 @@ def test_the_decision_is_the_same_however_an_option_is_spelled(
     assert decisions[0] == decisions[1], (program, a, b, decisions)
 
 
-class _Bash:
-    name = "Bash"
-    read_only = False
-
-
-_BASH: Any = _Bash()
+_BASH: Any = BashTool()

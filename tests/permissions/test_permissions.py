@@ -36,7 +36,15 @@ from react_agent_mini.permissions.settings import (
     parse_rule_list,
     user_settings_path,
 )
-from react_agent_mini.tools.base import ModelTool, ShellState, ToolContext, ToolOutput, ToolRegistry
+from react_agent_mini.tools.base import ModelTool, ShellState, Tool, ToolContext, ToolOutput, ToolRegistry
+from react_agent_mini.tools.builtin.bash import BashTool
+from react_agent_mini.tools.builtin.echo import EchoTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.glob import GlobTool
+from react_agent_mini.tools.builtin.grep import GrepTool
+from react_agent_mini.tools.builtin.read import ReadTool
+from react_agent_mini.tools.builtin.web_fetch import WebFetchTool
+from react_agent_mini.tools.builtin.write import WriteTool
 from react_agent_mini.tools.runner import SKIPPED, ToolRun, run_tool_calls
 
 # ---------------------------------------------------------------- fixtures and helpers
@@ -65,15 +73,18 @@ class FakeTool:
         return ""
 
 
-READ = FakeTool("Read", True)
-GLOB = FakeTool("Glob", True)
-GREP = FakeTool("Grep", True)
-WRITE = FakeTool("Write", False)
-EDIT = FakeTool("Edit", False)
-BASH = FakeTool("Bash", False)
-MCP_RO = FakeTool("mcp__docs__search", True)
+READ = ReadTool()
+GLOB = GlobTool()
+GREP = GrepTool()
+WRITE = WriteTool()
+EDIT = EditTool()
+BASH = BashTool()
+MCP_RO = FakeTool("mcp__docs__search", True)  # tools that declare nothing about themselves, as an MCP tool
 MCP_RW = FakeTool("mcp__github__create_issue", False)
-ECHO = FakeTool("Echo", True)
+ECHO = EchoTool()
+FETCH = WebFetchTool()
+BUILT_IN: dict[str, Tool] = {t.name: t for t in (READ, GLOB, GREP, WRITE, EDIT, BASH, ECHO, FETCH)}
+"""The real tools, by name: what a call of each touches is what the tool declares (`tools.declared`)."""
 
 
 class Asker:
@@ -117,12 +128,12 @@ def policy(root: Path, asker: Asker | None = None, **kwargs: Any) -> PermissionP
     return PermissionPolicy(root, kwargs.pop("mode", "default"), kwargs.pop("rules", None), asker, **kwargs)
 
 
-async def decide(p: PermissionPolicy, tool: FakeTool, **args: Any) -> Decision:
+async def decide(p: PermissionPolicy, tool: Tool, **args: Any) -> Decision:
     return await p(tool, args)
 
 
 def verdict(ruleset: RuleSet, root: Path, tool: str, read_only: bool = False, **args: Any) -> str | None:
-    return ruleset.evaluate(tool, args, root=root, read_only=read_only)
+    return ruleset.evaluate(BUILT_IN.get(tool) or FakeTool(tool, read_only), args, root=root, read_only=read_only)
 
 
 # ---------------------------------------------------------------- rule syntax
@@ -395,7 +406,7 @@ def test_deny_beats_ask_beats_allow_for_files(ws: Path) -> None:
 
 # ---------------------------------------------------------------- the policy matrix
 
-KINDS: dict[str, tuple[FakeTool, dict[str, Any]]] = {
+KINDS: dict[str, tuple[Tool, dict[str, Any]]] = {
     "read_in": (READ, {"file_path": "src/app.py"}),
     "read_out": (READ, {"file_path": "../outside/secret.txt"}),
     "write_in": (WRITE, {"file_path": "src/new.py", "content": "x"}),
@@ -521,7 +532,7 @@ async def test_allow_rules_skip_asking(ws: Path) -> None:
         (EDIT, {"file_path": "../outside/secret.txt", "old_string": "s", "new_string": "t"}),
     ],
 )
-async def test_escaping_the_workspace_always_asks(ws: Path, tool: FakeTool, args: dict[str, Any]) -> None:
+async def test_escaping_the_workspace_always_asks(ws: Path, tool: Tool, args: dict[str, Any]) -> None:
     asker = Asker("no")
     decision = await policy(ws, asker, mode="acceptEdits")(tool, args)
     assert decision == Deny(REJECT_MESSAGE, end_turn=True)
@@ -542,7 +553,7 @@ async def test_escaping_the_workspace_always_asks(ws: Path, tool: FakeTool, args
         (MCP_RO, {"query": "x"}),
     ],
 )
-async def test_reading_inside_the_workspace_is_allowed(ws: Path, tool: FakeTool, args: dict[str, Any]) -> None:
+async def test_reading_inside_the_workspace_is_allowed(ws: Path, tool: Tool, args: dict[str, Any]) -> None:
     assert await policy(ws, Asker())(tool, args) == Allow()
 
 

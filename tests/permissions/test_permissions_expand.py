@@ -99,13 +99,11 @@ def test_what_cannot_be_expanded_is_unknowable(here: Path) -> None:
 def test_a_partial_clone_makes_git_ask(tmp_path: Path) -> None:
     """git fetches the objects a partial clone lacks: reading history reaches the network."""
 
-    class Bash:
-        name = "Bash"
-        read_only = False
+    from react_agent_mini.tools.builtin.bash import BashTool as Bash
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     decide = PermissionPolicy(tmp_path).decide
-    assert asyncio.run(decide(Bash(), {"command": "git log -p"})) == Allow()  # type: ignore[arg-type]
+    assert asyncio.run(decide(Bash(), {"command": "git log -p"})) == Allow()
     subprocess.run(["git", "config", "remote.origin.promisor", "true"], cwd=tmp_path, check=True)
-    decision = asyncio.run(decide(Bash(), {"command": "git log -p"}))  # type: ignore[arg-type]
+    decision = asyncio.run(decide(Bash(), {"command": "git log -p"}))
     assert not isinstance(decision, Allow) and "partial clone" in decision.message

@@ -53,7 +53,7 @@ from react_agent_mini.sandbox import bwrap
 from react_agent_mini.sandbox.handle import Sandbox
 from react_agent_mini.sandbox.settings import SandboxConfig
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply
 from ..test_cli import assert_no_traceback, env_for, ram
@@ -71,16 +71,9 @@ GUARDED = (".mcp.json", ".envrc", ".claude/settings.json")
 HOOKS = ("pre-commit", "post-checkout", "pre-push")
 
 
-class _Bash:
-    """What the policy looks at: a tool called Bash that is not read-only."""
-
-    name = "Bash"
-    read_only = False
-    description = "Bash"
-    concurrency_safe = False
-
-    def input_schema(self) -> Mapping[str, Any]:
-        return {"type": "object"}
+def _Bash() -> Any:
+    """The real Bash tool: what its calls touch is what it declares (the shell analysis of its command)."""
+    return BashTool()
 
 
 _DATED = {"GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
@@ -133,7 +126,7 @@ def _decide(root: Path, command: str, mode: str, rules: tuple[str, ...] = RULES)
     for rule in rules:
         assert ruleset.add("deny", rule, "redteam") is None, rule
     policy = PermissionPolicy(root, mode, ruleset)  # type: ignore[arg-type]
-    return asyncio.run(policy.decide(_Bash(), {"command": _filled(command, root)}))  # type: ignore[arg-type]
+    return asyncio.run(policy.decide(_Bash(), {"command": _filled(command, root)}))
 
 
 def wrong(case: Mapping[str, str], root: Path) -> str | None:

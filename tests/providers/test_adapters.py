@@ -35,7 +35,7 @@ from react_agent_mini.providers.openai_compat import (
     to_openai_messages,
 )
 from react_agent_mini.tools.base import ModelTool, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
+from react_agent_mini.tools.builtin.echo import EchoTool
 
 from ..test_loop import TouchTool
 

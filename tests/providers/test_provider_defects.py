@@ -28,7 +28,7 @@ from react_agent_mini.providers.openai_compat import OpenAICompatProvider
 from react_agent_mini.providers.retry import RetryPolicy
 from react_agent_mini.session import Session
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
-from react_agent_mini.tools.echo import EchoTool
+from react_agent_mini.tools.builtin.echo import EchoTool
 
 from ..fakes.fake_llm import FakeLLMServer, HttpError, Reply, Stall, ToolCall
 from ..fakes.fake_llm import Usage as WireUsage

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from react_agent_mini.permissions.rules import RuleSet
@@ -26,12 +27,18 @@ from react_agent_mini.sandbox.layout import Props, plan
 from react_agent_mini.sandbox.masks import Hidden, hidden_paths
 from react_agent_mini.sandbox.settings import SandboxConfig, SandboxMode, resolve_sandbox
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import BACKGROUND_NOTE, BashTool
+from react_agent_mini.tools.builtin.bash import BACKGROUND_NOTE, BashTool
 
 from ..fakes.fake_llm import FakeLLMServer, Reply
 from ..processes import pids_with, wait_until
 from ..test_cli import assert_no_traceback, env_for, ram
 from ..tools.test_tool_defects import bash, tool_results
+
+
+def plain(out: ToolOutput) -> ToolOutput:
+    """`out` without its data (`ToolOutput.details`): what these tests compare is the text the model reads."""
+    return msgspec.structs.replace(out, details=None)
+
 
 BYPASS = ("--permission-mode", "bypassPermissions")
 
@@ -338,13 +345,13 @@ async def test_the_working_directory_and_environment_carry_over_as_without_the_s
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tool, ctx = sandboxed(tmp_path), ToolContext(cwd=tmp_path)
-    assert await run(tool, ctx, "mkdir -p a/b && cd a/b && pwd") == ToolOutput(f"{tmp_path}/a/b")
-    assert await run(tool, ctx, "pwd; echo $0") == ToolOutput(f"{tmp_path}/a/b\n/bin/bash")
-    assert await run(tool, ctx, "cd /; pwd") == ToolOutput(f"/\n\nShell cwd was reset to {tmp_path}")
+    assert plain(await run(tool, ctx, "mkdir -p a/b && cd a/b && pwd")) == ToolOutput(f"{tmp_path}/a/b")
+    assert plain(await run(tool, ctx, "pwd; echo $0")) == ToolOutput(f"{tmp_path}/a/b\n/bin/bash")
+    assert plain(await run(tool, ctx, "cd /; pwd")) == ToolOutput(f"/\n\nShell cwd was reset to {tmp_path}")
     monkeypatch.setenv("RAM_SANDBOX_TEST_VAR", "seen")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-shown")
     out = await run(tool, ctx, "echo $RAM_SANDBOX_TEST_VAR; printenv OPENAI_API_KEY || echo withheld")
-    assert out == ToolOutput("seen\nwithheld")
+    assert plain(out) == ToolOutput("seen\nwithheld")
 
 
 async def test_a_file_that_starts_to_match_a_deny_rule_is_hidden_from_the_next_command(tmp_path: Path) -> None:
@@ -379,9 +386,9 @@ async def test_the_pipes_close_when_the_command_is_done_not_when_the_sandbox_is(
     tool, ctx = sandboxed(tmp_path), ToolContext(cwd=tmp_path)
     try:
         # a job that keeps the output pipes: noted, as without the sandbox
-        assert await run(tool, ctx, f"{name} & echo started") == ToolOutput(f"started\n\n{BACKGROUND_NOTE}")
+        assert plain(await run(tool, ctx, f"{name} & echo started")) == ToolOutput(f"started\n\n{BACKGROUND_NOTE}")
         # one that let go of them: no note, though bwrap's init lives on with it in its namespace
-        assert await run(tool, ctx, f"{name} >/dev/null 2>&1 & echo started") == ToolOutput("started")
+        assert plain(await run(tool, ctx, f"{name} >/dev/null 2>&1 & echo started")) == ToolOutput("started")
         assert len(pids_with(name)) == 2
     finally:
         for pid in pids_with(name):

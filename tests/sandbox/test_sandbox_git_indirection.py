@@ -18,7 +18,7 @@ from react_agent_mini.sandbox import bwrap
 from react_agent_mini.sandbox.handle import Sandbox
 from react_agent_mini.sandbox.settings import SandboxConfig
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 
 _FOUND = bwrap.find_bwrap(os.environ, network=False)
 pytestmark = pytest.mark.skipif(

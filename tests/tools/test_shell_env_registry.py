@@ -11,7 +11,7 @@ import pytest
 from react_agent_mini import provider_registry
 from react_agent_mini.provider_registry import ProviderSpec
 from react_agent_mini.tools.base import ToolContext
-from react_agent_mini.tools.bash import BashTool
+from react_agent_mini.tools.builtin.bash import BashTool
 from react_agent_mini.tools.shell_env import credential_variables
 
 TOOL = BashTool()

@@ -11,7 +11,7 @@ from acp import text_block
 
 from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock
 from react_agent_mini.tools.base import ToolContext
-from react_agent_mini.tools.todo import Todo, TodoWriteTool
+from react_agent_mini.tools.builtin.todo import Todo, TodoWriteTool
 
 from ..acp.acp_editor import Editor, agent
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall

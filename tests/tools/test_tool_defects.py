@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.edit import EditTool
-from react_agent_mini.tools.read import ReadTool
-from react_agent_mini.tools.write import WriteTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.read import ReadTool
+from react_agent_mini.tools.builtin.write import WriteTool
 
 from ..fakes.fake_llm import FakeLLMServer, Hang, RecordedRequest, Reply, ToolCall
 from ..processes import pids_with

@@ -10,11 +10,11 @@ import msgspec
 import pytest
 
 from react_agent_mini.tools.base import ModelTool, ToolContext, ToolInputError, ToolOutput
-from react_agent_mini.tools.edit import EditTool
+from react_agent_mini.tools.builtin.edit import EditTool
+from react_agent_mini.tools.builtin.read import UNCHANGED_STUB, ReadTool
+from react_agent_mini.tools.builtin.write import WriteTool
 from react_agent_mini.tools.file_state import FileRead
-from react_agent_mini.tools.read import UNCHANGED_STUB, ReadTool
 from react_agent_mini.tools.text_files import looks_binary, split_lines
-from react_agent_mini.tools.write import WriteTool
 
 READ, WRITE, EDIT = ReadTool(), WriteTool(), EditTool()
 

@@ -14,12 +14,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from react_agent_mini.tools import ripgrep
 from react_agent_mini.tools.base import ToolContext, ToolInputError, ToolOutput
-from react_agent_mini.tools.glob import GlobTool
-from react_agent_mini.tools.glob_pattern import translate_glob
-from react_agent_mini.tools.grep import GrepTool
-from react_agent_mini.tools.grep_search import SearchSpec, parse_rg_output
+from react_agent_mini.tools.builtin import ripgrep
+from react_agent_mini.tools.builtin.glob import GlobTool
+from react_agent_mini.tools.builtin.glob_pattern import translate_glob
+from react_agent_mini.tools.builtin.grep import GrepTool
+from react_agent_mini.tools.builtin.grep_search import SearchSpec, parse_rg_output
 
 RG = ripgrep.find_rg()
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from react_agent_mini.tools.base import ToolContext, ToolInputError
+from react_agent_mini.tools.builtin.web_search import WebSearchTool, configured_search_tool
 from react_agent_mini.tools.shell_env import credential_variables
-from react_agent_mini.tools.web_search import WebSearchTool, configured_search_tool
 from react_agent_mini.web.search import BraveBackend, SearchBackend, SearxngBackend, TavilyBackend
 from react_agent_mini.web.search_config import search_backend
 from react_agent_mini.web.untrusted import REMINDER, TAG

@@ -1,7 +1,8 @@
 """How a tool call looks in the editor: its kind, a title a person reads ("Read src/app.py", "Run `pytest -q`"),
 the places it touches, and for Edit and Write the change as a diff.
 
-These are pure functions of the call's name and input and the workspace root. One exception: Write's diff shows the
+These are pure functions of the call's name and input and the workspace root; what a built-in tool is comes from
+its declaration (`tools.builtin.family_named`), never from a list of names here. One exception: Write's diff shows the
 text being replaced, which the caller reads for us (`OldText`). Locations use 0-based lines, as Zed reads them.
 Read's `offset` is 1-based, so line 1 is location line 0.
 """
@@ -17,6 +18,7 @@ from typing import Any
 import msgspec
 from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
 
+from ..tools.builtin import family_named
 from ..tools.paths import display, resolve
 
 OldText = Callable[[Path], str | None]
@@ -42,19 +44,20 @@ def card(name: str, args: Mapping[str, Any], root: Path, old_text: OldText) -> C
     """The card for a call of tool `name` with input `args`."""
     path = _path(args, root)
     shown = display(root, path) if path is not None else ""
-    if name == "Read" and path is not None:
-        return Card("read", f"Read {shown}{_range(args)}", (_location(path, _offset(args) - 1),))
-    if name == "Edit" and path is not None:
+    family = family_named(name)
+    if family == "read" and path is not None:
+        return Card("read", f"{name} {shown}{_range(args)}", (_location(path, _offset(args) - 1),))
+    if family == "edit" and path is not None and "old_string" in args:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
         diff = FileEditToolCallContent(type="diff", path=str(path), old_text=old or None, new_text=new)
-        return Card("edit", f"Edit {shown}", (_location(path, _line_of(old_text(path), old)),), diff)
-    if name == "Write" and path is not None:
+        return Card("edit", f"{name} {shown}", (_location(path, _line_of(old_text(path), old)),), diff)
+    if family == "edit" and path is not None:
         before = old_text(path)
         diff = FileEditToolCallContent(type="diff", path=str(path), old_text=before, new_text=str(args.get("content")))
-        return Card("edit", f"Write {shown}", (_location(path, 0),), diff)
-    if name == "Bash":
+        return Card("edit", f"{name} {shown}", (_location(path, 0),), diff)
+    if family == "shell":
         return Card("execute", f"Run {code(_cut(_one_line(str(args.get('command', '')))))}")
-    if name in ("Glob", "Grep"):
+    if family == "search":
         where = _search_root(args, root)
         title = f"{name} {code(_cut(str(args.get('pattern', ''))))}" + (f" in {display(root, where)}" if where else "")
         return Card("search", title, (_location(where, None),) if where else ())

@@ -3,8 +3,8 @@ and changes is the editor's view of a file, unsaved edits included.
 
 They replace the built-in tools of the same names. The names, schemas, descriptions and results stay the same, and
 so do the permission checks (the policy sees the same tool names and inputs). The pure parts are shared with the
-built-in tools: Read's numbering, paging and size guard (`tools.read.page_text`), and Edit's exact-match
-replacement (`tools.edit.replace_text`). The read-before-write rule holds as well. A file may be overwritten or
+built-in tools: Read's numbering, paging and size guard (`tools.builtin.read.page_text`), and Edit's exact-match
+replacement (`tools.builtin.edit.replace_text`). The read-before-write rule holds as well. A file may be overwritten or
 edited only after this session read it, and only while its text is still what was read. A buffer has no
 modification time, so the `FileRead` recorded for it carries a fingerprint of the text in its place; it lives in
 the same `FileReads`, which a summary clears.
@@ -24,11 +24,11 @@ from acp import RequestError
 
 from ..tools import paths
 from ..tools.base import ModelTool, ToolContext, ToolOutput
-from ..tools.edit import EditArgs, EditTool, replace_text
+from ..tools.builtin.edit import EditArgs, EditTool, replace_text
+from ..tools.builtin.read import ReadArgs, ReadTool, page_text
+from ..tools.builtin.write import WriteArgs, WriteTool
 from ..tools.file_state import FileRead, FileReads
-from ..tools.read import ReadArgs, ReadTool, page_text
 from ..tools.text_files import SNIFF_BYTES, looks_binary, newline_style, plural, split_lines
-from ..tools.write import WriteArgs, WriteTool
 from .link import ClientLink
 
 

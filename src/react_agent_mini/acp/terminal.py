@@ -31,7 +31,7 @@ from acp.helpers import update_tool_call
 from acp.schema import EnvVariable, TerminalToolCallContent
 
 from ..tools.base import ModelTool, ToolContext, ToolOutput
-from ..tools.bash import (
+from ..tools.builtin.bash import (
     MAX_TIMEOUT_MS,
     NO_OUTPUT,
     BashArgs,

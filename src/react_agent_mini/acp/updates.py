@@ -56,6 +56,7 @@ from ..events import (
 )
 from ..host import HostEvent
 from ..messages import ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..tools.builtin import family_named
 from .cards import Card, OldText, card
 
 Update: TypeAlias = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
@@ -63,8 +64,8 @@ ToolContent: TypeAlias = ContentToolCallContent | FileEditToolCallContent | Term
 
 RESULT_CHARS = 20_000
 """A tool result shown in its card is cut here (the model still gets the whole result)."""
-FENCED_TOOLS = frozenset({"Read", "Bash", "Grep", "Glob"})
-"""Tools whose output is shown as a code block."""
+FENCED_FAMILIES = frozenset({"read", "shell", "search"})
+"""The tool families whose output is shown as a code block (Read, Bash, Grep, Glob)."""
 RETRY_NOTE = "(the connection to the model dropped; the answer starts again)"
 
 
@@ -162,7 +163,7 @@ class TurnUpdates:
 
 def plan(raw: Mapping[str, object]) -> list[Update]:
     """The `plan` update for a TodoWrite input (none when it does not parse)."""
-    from ..tools.todo import parse_todos
+    from ..tools.builtin.todo import parse_todos
 
     todos = parse_todos(raw)
     if todos is None:
@@ -187,7 +188,7 @@ def result_text(name: str, result: ToolResultBlock) -> str:
     text = result.content
     if len(text) > RESULT_CHARS:
         text = text[:RESULT_CHARS] + f"\n… ({len(result.content) - RESULT_CHARS:,} more characters)"
-    if result.is_error or name not in FENCED_TOOLS:
+    if result.is_error or family_named(name) not in FENCED_FAMILIES:
         return text
     return fenced(text)
 

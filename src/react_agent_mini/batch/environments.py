@@ -36,7 +36,7 @@ from ..permissions.rules.ruleset import RuleSet
 from ..sandbox.handle import Sandbox
 from ..sandbox.runtime import Launch, Runtime
 from ..sandbox.settings import SandboxConfig
-from ..tools.bash_common import bash_path
+from ..tools.builtin.bash_common import bash_path
 
 PODMAN = "podman"
 START_LIMIT = 120.0

@@ -36,7 +36,7 @@ from ..pricing import cost_usd
 from ..providers.base import CallModel, ModelProvider, ModelRequest
 from ..providers.retry import RetryPolicy, stream_with_retry
 from ..terminal_text import visible
-from ..tools.bash import BashTool
+from ..tools.builtin.bash import BashTool
 from . import disk, environments
 from . import workspace as ws
 from .limiter import Limiter, endpoint_key, gated

@@ -30,6 +30,7 @@ import msgspec
 from ..messages import Message
 from ..tools import paths
 from ..tools.base import ToolContext
+from ..tools.builtin import family_named
 
 if TYPE_CHECKING:  # the store, git, content and commands modules load at the first change, not at startup
     from tempfile import TemporaryDirectory
@@ -38,7 +39,9 @@ if TYPE_CHECKING:  # the store, git, content and commands modules load at the fi
     from .git import GitSnapshots
     from .store import Before, CheckpointStore
 
-FILE_TOOLS = frozenset({"Write", "Edit"})
+SNAPSHOT_FAMILIES = frozenset({"edit", "shell"})
+"""The tool families whose calls may change files (`tools.declared`): Write and Edit, whose file is kept before
+the call, and Bash, whose workspace is."""
 
 
 def is_turn_start(message: Message) -> bool:
@@ -140,13 +143,14 @@ class Checkpoints:
         return self._git[store.directory]
 
     async def before_call(self, tool: str, args: Mapping[str, Any], ctx: ToolContext) -> object | None:
-        if tool not in FILE_TOOLS and tool != "Bash":
+        family = family_named(tool)
+        if family not in SNAPSHOT_FAMILIES:
             return None
         turn = current_turn(self._history())
         if turn is None:
             return None
         store = self._store()
-        if tool == "Bash":
+        if family == "shell":
             return await self._before_command(store, turn, args, ctx)
         raw = args.get("file_path")
         if not isinstance(raw, str) or not raw:

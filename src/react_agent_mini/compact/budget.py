@@ -31,8 +31,9 @@ import msgspec
 
 from ..memo import IdentityMemo, PrefixMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..shell_result import Omission, ShellResult, omissions
 from ..trace import enabled, trace
-from .common import Rewrite, call_for, path_hint, rewrite_results, same_messages
+from .common import Rewrite, call_for, family_of_call, path_hint, rewrite_results, same_messages
 from .estimate import utf16_len, utf16_prefix, utf16_suffix
 from .options import CompactOptions
 
@@ -42,16 +43,14 @@ PLACEHOLDER_PREFIX = "[Old tool result content cleared] tool="
 """How ②'s placeholders start (micro.py builds them; spelled here too to keep the modules free of a cycle)."""
 MIDDLE_CUT = "cut from the middle by compaction"
 """What the line between a head and a tail says (after how many characters and lines it replaces)."""
-HEAD_TAIL_TOOLS = frozenset({"Bash"})
-"""Tools whose cut results keep their head and their tail; every other result keeps its head."""
+HEAD_TAIL_FAMILY = "shell"
+"""The tool family whose cut results keep their head and their tail (Bash); every other result keeps its head."""
 HEAD_PERCENT = 40
 """The head's share of a head+tail result's room; the tail, where commands put their verdict, gets the rest."""
 SNAP_PERCENT = 25
 """A head or tail is cut back to a line boundary when that costs at most this share of it."""
 
 _NUMBERED_LINE = re.compile(r"(\d+)\t")
-_BASH_OMITTED = re.compile(r"\n\[\.\.\. (\d+) characters(?: \((\d+) lines\))? omitted \.\.\.\]\n")
-"""The Bash tool's own marker for the middle of a stream it did not keep (tools/bash.py)."""
 
 
 def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str:
@@ -59,12 +58,12 @@ def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str
     head = f"{TRUNCATION_NOTE} to its first {limit} characters."
     if tool_use is None:
         return head + "]"
-    if tool_use.name == "Read":
+    if family_of_call(tool_use) == "read":
         resume = _read_resume_line(kept)
         if resume is not None:
             target = path_hint(tool_use.input) or "the file"
             return f"{head} To see the rest, Read {target} with offset={resume}.]"
-    if tool_use.name == "Bash":  # a cap too small for head and tail
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY:  # a cap too small for head and tail
         return (
             f"{head} To see the rest, run the command again with its output filtered (grep, head, tail) "
             "or redirected to a file you Read in parts.]"
@@ -117,18 +116,20 @@ further when it needs room). It stands for what its count says; the newline befo
 character and line too many when that earlier cut had split a line: heads are cut at line ends when they can)."""
 
 
-def cut_head_tail(content: str, limit: int, *, again: bool = False) -> str | None:
+def cut_head_tail(content: str, limit: int, *, again: bool = False, details: ShellResult | None = None) -> str | None:
     """`content` as its head, the line saying how much of the middle was cut, and its tail, all within `limit`
     UTF-16 units; None when the cap leaves too little room for that (the caller then keeps the head alone).
 
-    The count is of the original output: a Bash marker for what Bash itself left out, when it lies in the part
-    cut here, is replaced by what it stood for — and, with `again` (a result this stage cut before), so is the
-    line an earlier cut left."""
-    inner = list(_BASH_OMITTED.finditer(content))
+    The count is of the original output: a mark for what Bash itself left out (where the result's data,
+    `details`, says its capture cut a stream: `shell_result.omissions`), when it lies in the part cut here, is
+    replaced by what it stood for — and, with `again` (a result this stage cut before), so is the line an earlier
+    cut left."""
+    inner = omissions(content, details)
     if again:
-        inner = sorted([*inner, *_OWN_CUT.finditer(content)], key=lambda m: m.start())
-    most_chars = len(content) + sum(_count(m.group(1)) for m in inner)
-    most_lines = content.count("\n") + sum(_count(m.group(2) or "0") for m in inner)
+        own = [Omission(m.start(), m.end(), _count(m.group(1)), _lines(m.group(2))) for m in _OWN_CUT.finditer(content)]
+        inner = sorted([*inner, *own], key=lambda o: o.start)
+    most_chars = len(content) + sum(o.chars for o in inner)
+    most_lines = content.count("\n") + sum(o.lines or 0 for o in inner)
     line_room = utf16_len(middle_cut_line(most_chars, most_lines)) + 2  # the line and a newline on each side
     room = limit - line_room
     if room < line_room:
@@ -138,17 +139,21 @@ def cut_head_tail(content: str, limit: int, *, again: bool = False) -> str | Non
     middle_end = len(content) - len(tail)
     chars = middle_end - len(head)
     lines: int | None = content.count("\n", len(head), middle_end)
-    for match in inner:
-        if match.start() >= len(head) and match.end() <= middle_end:
-            chars += _count(match.group(1)) - len(match.group(0))
-            newlines = match.group(0).count("\n")  # Bash's marker: the two around it; ours: the one after it
-            lines = None if lines is None or match.group(2) is None else lines + _count(match.group(2)) - newlines
+    for mark in inner:
+        if mark.start >= len(head) and mark.end <= middle_end:
+            chars += mark.chars - (mark.end - mark.start)
+            newlines = content.count("\n", mark.start, mark.end)  # Bash's mark: the two around it; ours: the one after
+            lines = None if lines is None or mark.lines is None else lines + mark.lines - newlines
     before = "" if head.endswith("\n") else "\n"
     return f"{head}{before}{middle_cut_line(chars, lines)}\n{tail}"
 
 
 def _count(digits: str) -> int:
     return int(digits.replace(",", ""))
+
+
+def _lines(digits: str | None) -> int | None:
+    return None if digits is None else _count(digits)
 
 
 def _snap_head(head: str) -> str:
@@ -176,8 +181,8 @@ def _cut(block: ToolResultBlock, limit: int, tool_use: ToolUseBlock | None) -> T
         return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
     if _already_cut(content, limit, tool_use):
         return None
-    if tool_use is not None and tool_use.name in HEAD_TAIL_TOOLS:
-        both = cut_head_tail(content, limit)
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY:
+        both = cut_head_tail(content, limit, details=block.details)
         if both is not None:
             return msgspec.structs.replace(block, content=both)
     kept = utf16_prefix(content, limit)

@@ -25,6 +25,7 @@ from ..memo import IdentityMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from . import hook_context
 from .budget import (
+    HEAD_TAIL_FAMILY,
     MIDDLE_CUT,
     _snap_head,
     cut_head_tail,
@@ -33,13 +34,13 @@ from .budget import (
     rewrite_each_result,
     truncation_note,
 )
-from .common import call_for
+from .common import call_for, family_of_call
 from .estimate import utf16_len, utf16_prefix
 from .options import CompactOptions
 from .tokens import estimate_tokens, result_tokens
 
-ENTRY_TOOLS = frozenset({"Grep", "Glob"})
-"""Tools whose output is one entry per line: cut at entries, with counts."""
+ENTRY_FAMILY = "search"
+"""The tool family whose output is one entry per line (Grep, Glob): cut at entries, with counts."""
 MARGIN_PERCENT = 97
 """A cut aims at this share of the cap, so the note it adds still fits."""
 _GREP_PAGE = re.compile(r"^\[Showing results (\d+)\.\.(\d+) of (\d+)\.")
@@ -74,7 +75,7 @@ def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | N
     result this stage cut already is cut again around the same middle, and says what both cuts left out."""
     if len(block.content) <= limit_chars // 2 or is_placeholder(block.content):
         return None
-    if tool_use is not None and tool_use.name == "Bash" and MIDDLE_CUT in block.content:
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY and MIDDLE_CUT in block.content:
         return _again(block, lambda b: _cut_again(b, limit_chars), key=limit_chars)
     return cut_result(block, limit_chars, tool_use)
 
@@ -82,7 +83,7 @@ def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | N
 def _cut_again(block: ToolResultBlock, limit: int) -> ToolResultBlock | None:
     if utf16_len(block.content) <= limit:
         return None
-    both = cut_head_tail(block.content, limit, again=True)
+    both = cut_head_tail(block.content, limit, again=True, details=block.details)
     return None if both is None else msgspec.structs.replace(block, content=both)
 
 
@@ -100,20 +101,21 @@ def _shape(block: ToolResultBlock, cap: int, tool_use: ToolUseBlock | None) -> T
     chars = utf16_len(content)
     limit = chars * cap // tokens * MARGIN_PERCENT // 100
     for _ in range(4):  # the text cut may be denser than the whole: tighten until it fits
-        text = _cut_text(content, limit, tool_use)
+        text = _cut_text(content, limit, tool_use, block)
         if estimate_tokens(text) <= cap:
             break
         limit = limit * 9 // 10
     return msgspec.structs.replace(block, content=text)
 
 
-def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None) -> str:
+def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None, block: ToolResultBlock) -> str:
     name = tool_use.name if tool_use is not None else ""
-    if name == "Bash":
-        both = cut_head_tail(content, limit)
+    family = family_of_call(tool_use)
+    if family == HEAD_TAIL_FAMILY:
+        both = cut_head_tail(content, limit, details=block.details)
         if both is not None:
             return both
-    if name in ENTRY_TOOLS:
+    if family == ENTRY_FAMILY:
         return cut_entries(content, limit, name)
     kept = _snap_head(utf16_prefix(content, limit))
     return kept + truncation_note(kept, limit, tool_use)

@@ -134,7 +134,7 @@ async def resolve(host: SessionHost, line: str) -> Outcome:
         return Send(invoked.text, invoked.attached, invoked.scope)
     if ":" in name:
         return await _prompt(host, name, args)
-    from ..tools.skill import SkillTool
+    from ..tools.builtin.skill import SkillTool
 
     skills = built.session.tools.get("Skill")
     if isinstance(skills, SkillTool) and skills.find(name) is not None:

@@ -25,7 +25,6 @@ import msgspec
 from ..function_tools import is_async_callable
 from ..permissions import policy
 from ..permissions.policy import Asker, PermissionRequest
-from ..permissions.rules import EDIT_TOOLS
 
 
 class Allow(msgspec.Struct, frozen=True):
@@ -130,7 +129,7 @@ async def deny_unasked(request: PermissionRequest) -> policy.Decision:
     ways = []
     if request.always_rules:
         ways.append(f"allowed_tools=[{', '.join(repr(rule) for rule in request.always_rules)}]")
-    if request.tool in EDIT_TOOLS and not request.outside_workspace and "acceptEdits" not in request.reason:
+    if request.family == "edit" and not request.outside_workspace and "acceptEdits" not in request.reason:
         ways.append('permission_mode="acceptEdits"')
     ways.append("a can_use_tool callback")
     how = ", ".join(ways[:-1]) + " or " + ways[-1] if len(ways) > 1 else ways[0]

@@ -27,7 +27,7 @@ import msgspec
 
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolRegistry
-from ..tools.read import UNCHANGED_STUB
+from ..tools.builtin.read import UNCHANGED_STUB
 
 REPEAT_LIMIT = 3
 """Identical calls in a row (the earlier ones with unchanged results) that make a loop: OpenCode's threshold. Two

@@ -9,15 +9,15 @@
 4. an ask rule → ask;
 5. allow rules (settings, CLI, and "always" answers of this session) → allow;
 6. built-in judgement: reading inside the workspace (`..` and symlinks resolved) and read-only shell commands are
-   allowed (the paths a call reads or writes are the ones its tool declares, `tools.base.path_arguments`: a
-   library function's `Path` parameters, say, whatever their names; only for a tool that declares none, such as an
-   MCP tool, are they guessed from the argument names `file_path`, `notebook_path` and `path`); edits are allowed
-   in acceptEdits mode (inside the workspace), and so are Bash commands that name no path outside it when they run
-   in the OS sandbox without network (`sandboxed`: they cannot change anything else); everything else asks.
-   `ALLOW_WRITE=1` turns those asks into allows for calls that stay inside the workspace. In default mode the
-   sandbox changes no decision: what asked before asks still. WebFetch and WebSearch change no file but reach the
-   network: they are asked for (no mode but bypassPermissions, and not `ALLOW_WRITE`, lets them through; plan mode
-   may ask for them).
+   allowed (what a call reads or writes, and what kind of tool it is, are what its tool declares,
+   `tools.declared`: a library function's `Path` parameters, say, whatever their names; only for a tool that
+   declares none, such as an MCP tool, are paths guessed from the argument names `file_path`, `notebook_path` and
+   `path`); edits (tools of the `edit` family) are allowed in acceptEdits mode (inside the workspace), and so are
+   Bash commands that name no path outside it when they run in the OS sandbox without network (`sandboxed`: they
+   cannot change anything else); everything else asks. `ALLOW_WRITE=1` turns those asks into allows for calls that
+   stay inside the workspace. In default mode the sandbox changes no decision: what asked before asks still. Tools
+   of the `network` family (WebFetch, WebSearch) change no file but reach the network: they are asked for (no mode
+   but bypassPermissions, and not `ALLOW_WRITE`, lets them through; plan mode may ask for them).
 Asking with nobody to ask (headless, pipe) denies, and the message says how to allow the call next time. The
 asker answers yes / always / no — or, for a program driving the session (the Claude Agent SDK's `can_use_tool`,
 a library callback), a whole decision: `Allow(updated_input=...)` runs the call with other input, and a `Deny`
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
@@ -41,12 +40,11 @@ import msgspec
 
 from ..abort import Aborted
 from ..tools.approval import NO_INFO, Allow, CanUseTool, Decision, Deny, HookPermission, ToolCallInfo
-from ..tools.base import ShellState, Tool, path_arguments
-from ..tools.paths import display, inside, resolve
+from ..tools.base import ShellState, Tool
+from ..tools.declared import Family, family_of
+from ..tools.paths import display
 from ..trace import trace
 from .rules import (
-    EDIT_TOOLS,
-    NETWORK_TOOLS,
     CallView,
     PathTarget,
     PermissionMode,
@@ -99,7 +97,7 @@ PROJECT_SETTINGS_HINT = ".agents/settings.json"
 
 async def allow_read_only(tool: Tool, args: Mapping[str, Any], info: ToolCallInfo = NO_INFO, /) -> Decision:
     """Allow read-only tools; deny the rest (the default for sessions built without a policy)."""
-    if tool.read_only and tool.name not in NETWORK_TOOLS:
+    if tool.read_only and family_of(tool) != "network":
         return Allow()
     return Deny(NOT_READ_ONLY.format(name=tool.name))
 
@@ -123,6 +121,8 @@ class PermissionRequest(msgspec.Struct, frozen=True):
     """The id of the call (a program answering for the user needs it)."""
     blocked_path: str = ""
     """The path that made asking necessary (one outside the workspace, else the file changed); empty if none."""
+    family: Family = "other"
+    """The tool's family (`tools.declared`): `edit` for a file edit, which acceptEdits would allow."""
 
     @property
     def always_rule(self) -> str:
@@ -218,7 +218,7 @@ class PermissionPolicy:
         """True when a deny or ask rule covers reading `path` (search tools then leave it out of their results)."""
         if not any(kind != "allow" and rule.tool == "Read" for kind, rule in self.rules.rules()):
             return False  # the common case: no rule restricts reading
-        return self.rules.evaluate("Read", {"file_path": str(path)}, root=self.root) in ("deny", "ask")
+        return self.rules.read_verdict(path, root=self.root) in ("deny", "ask")
 
     def rules_to_allow(self, tool: Tool, args: Mapping[str, Any]) -> tuple[str, ...]:
         """The narrow rules an "always" answer would record for this call, checked to allow it by the rules
@@ -235,20 +235,10 @@ class PermissionPolicy:
         return self.rules.remove("allow", rule, "session")
 
     def _inspect(self, tool: Tool, args: Mapping[str, Any], shell: ShellState | None) -> CallView:
-        """What the call touches. The paths are those the tool declares (`path_arguments`); `inspect_call` goes
-        by the tool's name for Bash and the search tools (whose paths are folders searched), and by the argument
-        names for a tool that declares nothing (MCP tools, `mcp/adapter.py`, and other undeclared ones)."""
-        call = inspect_call(tool.name, args, self.root, shell.cwd if shell else None)
-        declared = path_arguments(tool, args)
-        if declared is None or call.bash is not None or tool.name in _SEARCH_TOOLS:
-            return call
-        return msgspec.structs.replace(call, targets=tuple(self._target(raw) for raw in declared))
-
-    def _target(self, raw: str) -> PathTarget:
-        """A declared path argument as the rules see a file path (`..` and links resolved, relative to the root)."""
-        path = resolve(self.root, raw)
-        lexical = Path(os.path.normpath(self.root / os.path.expanduser(raw)))
-        return PathTarget(raw, path, lexical, False, inside(self.root, path))
+        """What the call touches, as its tool declares it (`inspect_call`: the shell analysis for a command line,
+        folders searched for a search tool, and the argument names only for a tool that declares nothing, such as
+        an MCP tool, `mcp/adapter.py`)."""
+        return inspect_call(tool, args, self.root, shell.cwd if shell else None)
 
     async def _judge(self, tool: Tool, call: CallView, info: ToolCallInfo) -> Decision:
         """Step 6: no rule decided."""
@@ -260,7 +250,7 @@ class PermissionPolicy:
             if self.mode == "acceptEdits" and not call.bash.outside and self.sandboxed is not None and self.sandboxed():
                 return Allow()  # confined to the workspace by the sandbox, as acceptEdits' edits are
             return await self._ask(tool, call, _bash_reason(call.bash), info=info)
-        if tool.name in NETWORK_TOOLS:
+        if call.family == "network":
             return await self._ask(tool, call, "it reaches the network", info=info)
         if tool.read_only:
             if not call.outside:
@@ -268,7 +258,7 @@ class PermissionPolicy:
             return await self._ask(tool, call, "it reads outside the workspace", info=info)
         if call.outside:
             return await self._ask(tool, call, "it writes outside the workspace", info=info)
-        if tool.name in EDIT_TOOLS and self.mode == "acceptEdits":
+        if call.family == "edit" and self.mode == "acceptEdits":
             guarded = [t for t in call.targets if _guarded(self.root, t.path)]
             if not guarded:
                 return Allow()
@@ -278,7 +268,7 @@ class PermissionPolicy:
             )
         if self.allow_write:
             return Allow()
-        what = "it changes files" if tool.name in EDIT_TOOLS else f"{tool.name} is not read-only"
+        what = "it changes files" if call.family == "edit" else f"{tool.name} is not read-only"
         return await self._ask(tool, call, what, info=info)
 
     async def _ask(
@@ -299,6 +289,7 @@ class PermissionPolicy:
             call.outside,
             tool_use_id=info.tool_use_id,
             blocked_path=_blocked_path(call),
+            family=call.family,
         )
         if self.on_ask is not None:
             self.on_ask(request)
@@ -328,12 +319,12 @@ class PermissionPolicy:
         """The narrowest rules that allow this exact call again, checked to really do so (else none)."""
         if call.bash is not None:
             candidates = _bash_rules(call.bash, self.rules)
-        elif tool.name in EDIT_TOOLS:
+        elif call.family == "edit":
             candidates = [f"Edit({self._rule_path(t)})" for t in call.targets]
-        elif tool.name == "WebFetch":
-            host = _fetch_host(call.args)
-            candidates = [f"WebFetch(domain:{host})"] if host else []
-        elif tool.name in NETWORK_TOOLS:
+        elif call.reaches:  # WebFetch: the host it reaches
+            host = _fetch_host(call.reaches[0])
+            candidates = [f"{tool.name}(domain:{host})"] if host else []
+        elif call.family == "network":
             candidates = [tool.name]
         elif tool.read_only:
             candidates = [f"Read({self._rule_path(t)})" for t in call.targets if not t.inside]
@@ -368,17 +359,16 @@ class PermissionPolicy:
         if call.bash is not None:
             return "Run: " + " ⏎ ".join(line.strip() for line in call.bash.command.strip().splitlines())
         name, args = tool.name, call.args
-        if name == "WebFetch" and isinstance(args.get("url"), str):
-            return f"Fetch {_fetched_url(args['url'])}"
-        if name == "WebSearch" and isinstance(args.get("query"), str):
-            return f"Search the web for {json.dumps(args['query'], ensure_ascii=False)}"
+        own = getattr(tool, "request_summary", None)  # WebFetch's and WebSearch's own line
+        if callable(own) and isinstance(said := own(args), str):
+            return said
         if call.targets:
             main = call.targets[0]
             notes = [] if all(t.inside for t in call.targets) else ["outside the workspace"]
             if main.lexical != main.path:
                 notes.append(f"via {main.raw}")
             where = display(self.root, main.path)
-            if name in ("Glob", "Grep") and isinstance(args.get("pattern"), str):
+            if call.family == "search" and isinstance(args.get("pattern"), str):
                 where = f"{json.dumps(args['pattern'], ensure_ascii=False)} in {where}"
             return f"{name} {where}" + (f" ({', '.join(notes)})" if notes else "")
         shown = json.dumps(dict(args), ensure_ascii=False, default=str)
@@ -397,18 +387,13 @@ class PermissionPolicy:
         if not call.outside and not _reads_only(tool, call) and not self.allow_write:
             ways.append("set ALLOW_WRITE=1")
         flags = [f"--allowed-tools {shell_quote(','.join(always))}"] if always else []
-        if tool.name in EDIT_TOOLS and not call.outside and self.mode != "acceptEdits":
+        if call.family == "edit" and not call.outside and self.mode != "acceptEdits":
             flags.append("--permission-mode acceptEdits")
         if flags:
             ways.append("pass " + " or ".join(flags))
         ways.append(f"add an allow rule to {PROJECT_SETTINGS_HINT}")
         listed = ways[0] if len(ways) == 1 else ", ".join(ways[:-1]) + ", or " + ways[-1]
         return f"{start} To allow it, {listed}."
-
-
-_SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
-"""Tools whose path `inspect_call` reads as a folder searched (and a Glob pattern's leading folders): it knows
-them by name, and their declared `path` says the same."""
 
 
 GUARDED_FILES = frozenset(
@@ -459,22 +444,14 @@ def _blocked_path(call: CallView) -> str:
     return str(chosen[0].path) if chosen else ""
 
 
-def _fetched_url(url: str) -> str:
-    """The URL WebFetch will really fetch (http upgraded), or the model's when it is not valid."""
-    from ..web.urls import BadUrl, normalize
+def _fetch_host(url: str) -> str:
+    """The host a fetch of `url` reaches (http upgraded; "" when the URL is not valid)."""
+    from ..web.urls import BadUrl, host_of, normalize
 
     try:
-        return normalize(url)
+        return host_of(normalize(url))
     except BadUrl:
-        return url
-
-
-def _fetch_host(args: Mapping[str, Any]) -> str:
-    """The host a WebFetch call reaches ("" when its URL is not valid)."""
-    from ..web.urls import host_of
-
-    url = args.get("url")
-    return host_of(_fetched_url(url)) if isinstance(url, str) else ""
+        return host_of(url)
 
 
 def _reads_only(tool: Tool, call: CallView) -> bool:

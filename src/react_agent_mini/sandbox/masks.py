@@ -5,7 +5,7 @@ sandbox needs the concrete files and directories it covers now. For each `Read` 
 starts where the pattern's fixed leading part ends (`secrets/` for `secrets/**`; the workspace for a pattern
 without a slash, which gitignore-style matches at any depth; the home directory for `~/…`; `/` for `//…`) and
 goes as deep as the pattern can reach (unbounded once it has `**`). A name that fits one of the pattern's parts is
-checked with the permission rules themselves (`RuleSet.evaluate`, so the sandbox hides exactly what the checker
+checked with the permission rules themselves (`RuleSet.read_verdict`, so the sandbox hides exactly what the checker
 denies): a directory the rule covers whole — itself or every name in it — is hidden whole and not entered; a file
 is hidden alone. Symbolic links are not followed (what one points at is hidden where it really is); `.git`
 directories are not entered.
@@ -145,11 +145,11 @@ class _Finder:
         if real in self.dirs or real in self.files:
             return True
         if directory:
-            covered = self.rules.evaluate("Glob", {"path": str(path)}, root=self.workspace) == "deny"
+            covered = self.rules.read_verdict(path, root=self.workspace, directory=True) == "deny"
             if covered:
                 self.dirs.add(real)
             return covered
-        if self.rules.evaluate("Read", {"file_path": str(path)}, root=self.workspace) == "deny":
+        if self.rules.read_verdict(path, root=self.workspace) == "deny":
             self.files.add(real)
             return True
         return False

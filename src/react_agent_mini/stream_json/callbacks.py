@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from ..hooks import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEntry, HookEvent, HookHandler, HookOutput, Hooks
 from ..permissions.policy import Allow, Answer, Decision, Deny, PermissionPolicy, PermissionRequest
-from ..permissions.rules import EDIT_TOOLS, RuleKind
+from ..permissions.rules import RuleKind
 from .control import ControlChannel, ControlError
 
 FIRED_HOOKS = frozenset(HOOK_EVENTS)
@@ -77,7 +77,7 @@ class ClientAsker:
         if request.always_rules:
             rules = [rule_value(text) for text in request.always_rules]
             out.append({"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"})
-        if request.tool in EDIT_TOOLS and not request.outside_workspace and self.policy().mode == "default":
+        if request.family == "edit" and not request.outside_workspace and self.policy().mode == "default":
             out.append({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
         return out
 

@@ -2,10 +2,11 @@
 
 A tool has a model-facing name and description, a JSON Schema for its input, two flags the loop uses to
 schedule it (read-only tools skip write permission; concurrency-safe ones run in parallel), a validator, and
-an async `call`. A tool may also say which of its input fields are paths (`path_fields`, read by `path_arguments`):
-the permission policy then judges exactly those (a read outside the workspace is asked for) instead of guessing
-paths from the fields' names, which it does only for a tool that says nothing (MCP tools). Tools return
-`ToolOutput` values, errors included, instead of raising: the model reads them.
+an async `call`. A tool also says what family it belongs to and what a call touches (`declared.py`: `family`,
+`touches`, or just `path_fields`, the input fields that hold paths): the permission policy, the sandbox and
+compaction read those declarations, never a table of tool names, and guess paths from the fields' names only for a
+tool that says nothing (MCP tools). Tools return `ToolOutput` values, errors included, instead of raising: the
+model reads them.
 Most tools are `ModelTool`s: a `msgspec.Struct` describes the input and yields both the JSON Schema and the
 validation (msgspec: C-implemented, ≈20 ms to import where pydantic costs ≈130 ms on the startup path).
 """
@@ -21,6 +22,8 @@ import msgspec
 
 from ..credentials import provider_credentials
 from ..messages import ContentBlock, ImageData
+from ..shell_result import ShellResult
+from .declared import Family, field_values, typed_path_fields
 from .file_state import FileReads
 from .spec import ToolSpec
 
@@ -44,6 +47,8 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """Set by the runner when the permission check refused the call."""
     end_turn: bool = False
     """The turn ends after this call's batch (a subagent whose tool call the user refused)."""
+    details: ShellResult | None = None
+    """The result as data, for the front ends and compaction (Bash's: `shell_result`); `content` is its text."""
 
 
 class ToolContext(msgspec.Struct):
@@ -129,22 +134,16 @@ class Tool(Protocol):
         """A short label for status lines, e.g. `notes.txt` for a Read."""
         ...
 
-    # Optional, so not part of the protocol's required members: `path_fields: tuple[str, ...]`, the names of the
-    # input fields that hold a path or a list of paths (see `path_arguments`).
+    # Optional, so not part of the protocol's required members (`declared.py` reads them): `family`, one of
+    # `declared.FAMILIES`; `path_fields: tuple[str, ...]`, the names of the input fields that hold a path or a list
+    # of paths (see `path_arguments`); `touches(raw) -> Touches`, what a call touches when path fields do not say.
 
 
 def path_arguments(tool: Tool, raw: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The paths a call of `tool` names, as the model wrote them, from the fields the tool declares in its
     `path_fields` (a field holds a path, or a list of them); None when the tool declares none (not even `()`)."""
     fields = getattr(tool, "path_fields", None)
-    if fields is None:
-        return None
-    found: list[str] = []
-    for field in fields:
-        value = raw.get(field)
-        values = value if isinstance(value, (list, tuple)) else [value]
-        found += [v for v in values if isinstance(v, str) and v]
-    return tuple(found)
+    return None if fields is None else field_values(raw, fields)
 
 
 ArgsT = TypeVar("ArgsT", bound=msgspec.Struct)
@@ -161,10 +160,20 @@ class ModelTool(Generic[ArgsT]):
     args_model: ClassVar[type[msgspec.Struct]]
     read_only: ClassVar[bool] = False
     concurrency_safe: ClassVar[bool] = False
+    family: ClassVar[Family] = "other"
+    """What kind of tool it is (`declared.py`): the policy, compaction and the front ends go by it."""
     status_field: ClassVar[str] = ""
     """The input field shown on status lines."""
     path_fields: ClassVar[tuple[str, ...] | None] = None
-    """The input fields that hold paths (`path_arguments`); None: not declared, so the policy goes by names."""
+    """The input fields that hold paths (`path_arguments`); None: every field typed as a `Path`, whatever its name
+    (and when none is, not declared: the policy goes by the fields' names)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        model = cls.__dict__.get("args_model")
+        if "path_fields" not in cls.__dict__ and model is not None and (typed := typed_path_fields(model)):
+            cls.path_fields = typed
+
     text_fields: ClassVar[frozenset[str]] = frozenset()
     """Fields holding free text that may contain any character; every other string field (paths, commands,
     patterns) is refused when it holds a NUL, which no path or argv can carry."""

@@ -140,7 +140,7 @@ def _drain(run: ToolRun) -> list[Notice]:
 
 def _finish(use: ToolUseBlock, output: ToolOutput) -> ToolFinished:
     trace("tool.end", name=use.name, id=use.id, ok=not output.is_error)
-    result = ToolResultBlock(use.id, output.content, output.is_error, images=output.images)
+    result = ToolResultBlock(use.id, output.content, output.is_error, images=output.images, details=output.details)
     return ToolFinished(use, result, output.after, denied=output.denied)
 
 
@@ -266,6 +266,8 @@ async def _after_hooks(ready: _Ready, output: ToolOutput, run: ToolRun) -> ToolO
     except Aborted:
         return output  # the call ran; what it produced stays its result
     run.notices.extend(verdict.messages)
+    if verdict.updated_output is not None:  # the hook's text is the result now: the data no longer describes it
+        output = msgspec.structs.replace(output, details=None)
     content = output.content if verdict.updated_output is None else verdict.updated_output
     notes = list(verdict.context)
     if verdict.block:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..app import Assembled
-    from ..tools.bash_background import BackgroundShells
+    from ..tools.builtin.bash_background import BackgroundShells
 
 USAGE = "usage: /bashes [kill ID] — list the background shells, or stop one (e.g. /bashes kill bash_1)"
 
@@ -26,7 +26,7 @@ class BashesHost(Protocol):
 
 def shells_of(built: Assembled) -> BackgroundShells | None:
     """The session's background shells (None when it offers no built-in Bash)."""
-    from ..tools.bash import BashTool
+    from ..tools.builtin.bash import BashTool
 
     bash = built.session.tools.get("Bash")
     return bash.background if isinstance(bash, BashTool) else None

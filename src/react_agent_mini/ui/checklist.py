@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..terminal_text import visible
-from ..tools.todo import Todo
+from ..tools.builtin.todo import Todo
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

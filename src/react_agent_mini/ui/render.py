@@ -11,7 +11,6 @@ a turn is about to be shown (the REPL preloads it in the background while the pr
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,10 +30,11 @@ from ..events import (
     ToolResults,
     ToolStarted,
 )
-from ..messages import ToolUseBlock
+from ..messages import ToolResultBlock, ToolUseBlock
 from ..output import WAITING_AFTER, short
+from ..shell_result import NO_OUTPUT
 from ..terminal_text import visible
-from ..tools.bash import NO_OUTPUT
+from ..tools.builtin import family_named
 from .diff import Preview, preview_for
 from .markdown_stream import MarkdownStream
 
@@ -51,11 +51,6 @@ AGENT_TOOLS = frozenset({"Agent", "Task"})
 DECLINED_PREFIX = "The user doesn't want to proceed"
 SKIPPED_PREFIX = "Skipped because"
 INTERRUPTED_PREFIX = "Interrupted by the user"
-_BASH_STATUS = re.compile(
-    r"Exit code -?\d+|Killed by signal \S+|Command timed out after .*|\(background processes .*\)"
-    r"|Shell cwd was reset to .*"
-)
-"""How the status lines the Bash tool puts after its output begin (see the layout in its description)."""
 
 
 def make_console() -> Console:
@@ -203,13 +198,14 @@ def render_preview(preview: Preview, max_lines: int, indent: str = "  ", *, wrap
     return Group(*rows)
 
 
-def bash_outcome(content: str, is_error: bool) -> tuple[str, str] | None:
-    """A Bash result split into (what the command printed, its status lines: `Exit code 1`, a timeout...), or
-    None when the command did not run (declined, skipped, interrupted, invalid): then there is no output."""
-    output, sep, last = content.rpartition("\n\n")  # the status lines are one block: the last
-    if sep and _BASH_STATUS.fullmatch(last.split("\n", 1)[0]):
-        return output, last
-    return None if is_error else (content, "")
+def bash_outcome(result: ToolResultBlock) -> tuple[str, str] | None:
+    """A command's result as (what it printed, its status lines: `Exit code 1`, a timeout...), read from the result's
+    data (`shell_result`); None when the command did not run (declined, skipped, interrupted, invalid): then there
+    is no output. A result without data that is no error (a command started in the background) is all output."""
+    ran = result.details
+    if ran is None:
+        return None if result.is_error else (result.content, "")
+    return ran.streams(), "\n".join(ran.status_lines())
 
 
 def output_tail(output: str, status: str = "", max_lines: int = OUTPUT_TAIL_LINES) -> RenderableType:
@@ -438,13 +434,14 @@ class TurnView:
             self._print(agent_done(calls, error_text(result.content) if result.is_error else None), "tool")
             return
         if use.name == "TodoWrite" and not result.is_error:
-            from ..tools.todo import parse_todos
+            from ..tools.builtin.todo import parse_todos
             from .checklist import checklist
 
             self._print(tool_line(use, label), "tool", no_wrap=True, overflow="ellipsis")
             self._print(checklist(parse_todos(use.input) or ()), "tool")
             return
-        ran = bash_outcome(result.content, result.is_error) if use.name == "Bash" and not event.denied else None
+        shell = result.details is not None or family_named(use.name) == "shell"
+        ran = bash_outcome(result) if shell and not event.denied else None
         if ran is not None:  # the command ran: its last lines, and for a failure its status (`Exit code 1`) in red
             output, status = ran if result.is_error else (result.content, "")
             self._print(

@@ -26,14 +26,16 @@ def ago(seconds: float) -> str:
 def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
     """(command, result) of every Bash call in `messages` that ran (not declined, skipped or interrupted),
     oldest first."""
+    from ..tools.builtin import family_named
     from .render import bash_outcome
 
-    commands = {u.id: str(u.input.get("command", "")) for m in messages for u in m.tool_uses if u.name == "Bash"}
+    shell = [u for m in messages for u in m.tool_uses if family_named(u.name) == "shell"]
+    commands = {u.id: str(u.input.get("command", "")) for u in shell}
     return [
         (commands[r.tool_use_id], r.content)
         for m in messages
         for r in m.tool_results
-        if r.tool_use_id in commands and bash_outcome(r.content, r.is_error) is not None
+        if r.tool_use_id in commands and bash_outcome(r) is not None
     ]
 
 

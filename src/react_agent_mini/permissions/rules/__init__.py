@@ -6,10 +6,7 @@ The names below are the package's interface; what a Bash command touches comes f
 from __future__ import annotations
 
 from .grammar import (
-    EDIT_TOOLS,
-    NETWORK_TOOLS,
     PERMISSION_MODES,
-    READ_TOOLS,
     RULE_KINDS,
     PermissionMode,
     Rule,
@@ -24,10 +21,7 @@ from .grammar import (
 from .ruleset import CallView, PathTarget, RuleSet, inspect_call
 
 __all__ = [
-    "EDIT_TOOLS",
-    "NETWORK_TOOLS",
     "PERMISSION_MODES",
-    "READ_TOOLS",
     "RULE_KINDS",
     "CallView",
     "PathTarget",

@@ -5,7 +5,8 @@ A rule is `Tool` (every use of the tool) or `Tool(specifier)`:
   by word against each simple command of a Bash call (`ruleset.py` says which forms of a command a rule sees).
 - `Read(...)`, `Edit(...)`, `Write(...)`: a gitignore-style path pattern, matched against the RESOLVED path (`..`
   and symlinks followed), so a rule cannot be dodged by `a/../secrets/x` or a link. Read rules also govern the
-  other reading tools (Glob, Grep); Edit rules govern every file-editing tool (Write included).
+  other tools whose family reads (`read` and `search`, `tools.declared`: Glob, Grep); Edit rules govern every tool
+  of the `edit` family (Write included).
 - `mcp__server` / `mcp__server__*` every tool of an MCP server, `mcp__server__tool` one tool.
 - `WebFetch(domain:docs.example.com)`: fetches from that host. An allow rule means that host exactly (a narrow
   grant, as Claude Code's), `domain:*.example.com` any host below example.com, `domain:*` every host; a deny or ask
@@ -29,18 +30,14 @@ import msgspec
 
 from ...permission_modes import PERMISSION_MODES as PERMISSION_MODES
 from ...permission_modes import PermissionMode as PermissionMode
+from ...tools.declared import READING, Family
 
 RuleKind: TypeAlias = Literal["allow", "ask", "deny"]
 Verdict: TypeAlias = RuleKind
 RULE_KINDS: tuple[RuleKind, ...] = ("allow", "ask", "deny")
 
-READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
-"""Tools governed by Read rules."""
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-"""Tools governed by Edit rules."""
-NETWORK_TOOLS = frozenset({"WebFetch", "WebSearch"})
-"""Tools that change no file but reach the network: asked for unless a rule allows them (never "read-only")."""
-PATH_RULE_TOOLS = {"Read": READ_TOOLS, "Edit": EDIT_TOOLS, "Write": frozenset({"Write"})}
+PATH_RULE_TOOLS: dict[str, frozenset[Family]] = {"Read": READING, "Edit": frozenset({"edit"}), "Write": frozenset()}
+"""The rules that take a path pattern, and the tool families each governs besides the tool of its own name."""
 _TOOL_NAME = re.compile(r"^(?:mcp__[A-Za-z0-9_.-]+?(?:__\*)?|[A-Za-z][A-Za-z0-9_-]*)$")
 _PROBE = "\x00probe"
 """A child name no literal pattern matches: "does this rule cover everything inside a directory?"."""
@@ -384,9 +381,9 @@ def compile_rule(rule: Rule) -> Matcher:
     raise RuleError(f"{rule.tool} rules take no specifier; write just {rule.tool}")
 
 
-def governs(rule_tool: str, tool: str) -> bool:
-    """Does a rule written for `rule_tool` apply to calls of `tool`?"""
-    if rule_tool == tool or tool in PATH_RULE_TOOLS.get(rule_tool, ()):
+def governs(rule_tool: str, tool: str, family: Family = "other") -> bool:
+    """Does a rule written for `rule_tool` apply to calls of `tool` (a tool of `family`)?"""
+    if rule_tool == tool or family in PATH_RULE_TOOLS.get(rule_tool, ()):
         return True
     if rule_tool.startswith("mcp__"):
         server = rule_tool.removesuffix("__*")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ...tools.declared import Family, family_of, touches_of
 from ...tools.paths import inside, resolve
 from .grammar import (
     PATH_RULE_TOOLS,
@@ -45,7 +46,8 @@ from .grammar import (
 if TYPE_CHECKING:
     from ..bash.view import BashView
 
-_SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
+LEGACY_PATH_NAMES = ("file_path", "notebook_path", "path")
+"""The argument names taken as paths for a tool that declares none of its own (an MCP tool)."""
 
 
 class PathTarget(msgspec.Struct, frozen=True):
@@ -58,7 +60,7 @@ class PathTarget(msgspec.Struct, frozen=True):
     lexical: Path
     """Absolute with `..` collapsed but symlinks kept (deny rules are checked against both)."""
     directory: bool
-    """True for a search root (Glob/Grep): the call reads what is inside it."""
+    """True for a folder searched (a `search` tool's): the call reads what is inside it."""
     inside: bool
     """True when `path` is the workspace or below it."""
 
@@ -73,7 +75,11 @@ class CallView(msgspec.Struct, frozen=True):
     targets: tuple[PathTarget, ...] = ()
     """Paths the call reads or writes."""
     bash: BashView | None = None
-    """Set for Bash calls."""
+    """Set for calls that run a shell command (Bash)."""
+    family: Family = "other"
+    """The tool's family (`tools.declared`): which path rules govern it."""
+    reaches: tuple[str, ...] = ()
+    """The URLs it fetches (WebFetch rules' `domain:` judge their hosts)."""
 
     @property
     def outside(self) -> bool:
@@ -86,45 +92,37 @@ class CallView(msgspec.Struct, frozen=True):
 # ---------------------------------------------------------------- what a call touches
 
 
-def inspect_call(tool: str, args: Mapping[str, Any], root: Path, cwd: Path | None = None) -> CallView:
-    """The paths (or, for Bash, the simple commands) a call touches. `cwd`: where Bash starts (default: root)."""
+def inspect_call(tool: object, args: Mapping[str, Any], root: Path, cwd: Path | None = None) -> CallView:
+    """The paths (or, for a shell command, the simple commands) a call of `tool` touches, as the tool declares
+    them (`tools.declared.touches_of`; for a tool that declares nothing, its arguments named like paths).
+    `cwd`: where a shell command starts (default: root)."""
     root = root.resolve()
-    if tool == "Bash":
-        command = args.get("command")
+    name, family = str(getattr(tool, "name", "")), family_of(tool)
+    touches = touches_of(tool, args)
+    if touches is not None and touches.command is not None:
         from ..bash.view import inspect_command  # the shell parser is imported on the first Bash call, not at startup
 
-        return CallView(tool, args, bash=inspect_command(command if isinstance(command, str) else "", root, cwd))
-    targets: list[PathTarget] = []
-    if tool in _SEARCH_TOOLS:
-        where = args.get("path")
-        search = _target(where if isinstance(where, str) and where else ".", root, root, directory=True)
-        targets.append(search)
-        pattern = args.get("pattern")
-        if tool == "Glob" and isinstance(pattern, str) and (prefix := _static_prefix(pattern)):
-            targets.append(_target(prefix, search.path, root, directory=True))
-    else:
-        for key in ("file_path", "notebook_path", "path"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                targets.append(_target(value, root, root, directory=False))
-    return CallView(tool, args, tuple(targets))
+        return CallView(name, args, bash=inspect_command(touches.command, root, cwd), family=family)
+    if touches is None:
+        guessed = (args.get(key) for key in LEGACY_PATH_NAMES)
+        targets = [_target(value, root, root, directory=False) for value in guessed if isinstance(value, str) and value]
+        return CallView(name, args, tuple(targets), family=family)
+    files = [_target(raw, root, root, directory=False) for raw in (*touches.reads, *touches.writes)]
+    folders = [_target(raw, root, root, directory=True) for raw in touches.searches]
+    return CallView(name, args, (*files, *folders), family=family, reaches=touches.reaches)
+
+
+def read_view(path: Path, root: Path, *, directory: bool = False) -> CallView:
+    """A call reading `path` (a folder's contents when `directory`), as Read rules see one."""
+    root = root.resolve()
+    family: Family = "search" if directory else "read"
+    return CallView("Read", {}, (_target(str(path), root, root, directory=directory),), family=family)
 
 
 def _target(raw: str, base: Path, root: Path, *, directory: bool) -> PathTarget:
     path = resolve(base, raw)
     lexical = Path(os.path.normpath(base / os.path.expanduser(raw)))
     return PathTarget(raw, path, lexical, directory, inside(root, path))
-
-
-def _static_prefix(pattern: str) -> str:
-    """The leading directories of a glob pattern before its first wildcard (`/etc/*.conf` → `/etc`)."""
-    kept: list[str] = []
-    for part in pattern.split("/"):
-        if any(c in part for c in "*?[{"):
-            break
-        kept.append(part)
-    prefix = "/".join(kept)
-    return "/" if not prefix and pattern.startswith("/") else prefix
 
 
 # ---------------------------------------------------------------- rule sets
@@ -185,16 +183,21 @@ class RuleSet:
         return sum(len(v) for v in self._entries.values())
 
     def evaluate(
-        self, tool: str, args: Mapping[str, Any], *, root: Path, cwd: Path | None = None, read_only: bool = False
+        self, tool: object, args: Mapping[str, Any], *, root: Path, cwd: Path | None = None, read_only: bool = False
     ) -> Verdict | None:
-        """deny, ask or allow for this call by the rules alone; None when no rule decides."""
+        """deny, ask or allow for this call of `tool` by the rules alone; None when no rule decides."""
         found = self.match(inspect_call(tool, args, root, cwd), root, read_only=read_only)
+        return found.verdict if found else None
+
+    def read_verdict(self, path: Path, *, root: Path, directory: bool = False) -> Verdict | None:
+        """deny, ask or allow for reading `path` (a folder's contents when `directory`) by the rules alone."""
+        found = self.match(read_view(path, root, directory=directory), root)
         return found.verdict if found else None
 
     def match(self, call: CallView, root: Path, *, read_only: bool = False) -> RuleMatch | None:
         """The deciding rule, deny > ask > allow. `read_only`: the tool only reads, so paths inside the workspace
         need no allow rule of their own."""
-        fetch = FetchTarget(call.args.get("url")) if call.tool == "WebFetch" else None
+        fetch = FetchTarget(call.reaches[0]) if call.reaches else None
         for kind in ("deny", "ask"):
             if rule := self._first_hit(kind, call, root, fetch):
                 if kind == "ask" and fetch is not None:
@@ -213,7 +216,7 @@ class RuleSet:
                 if _bash_touches(entry, call.bash, root):
                     return entry.rule
                 continue
-            if not governs(entry.rule.tool, call.tool):
+            if not governs(entry.rule.tool, call.tool, call.family):
                 continue
             matcher = entry.matcher
             if matcher is None:
@@ -231,7 +234,7 @@ class RuleSet:
         return None
 
     def _allowed(self, call: CallView, root: Path, read_only: bool, fetch: FetchTarget | None) -> Rule | None:
-        entries = [e for e in self._entries["allow"] if governs(e.rule.tool, call.tool)]
+        entries = [e for e in self._entries["allow"] if governs(e.rule.tool, call.tool, call.family)]
         if whole := next((e.rule for e in entries if e.matcher is None), None):
             return whole
         if call.bash is not None:

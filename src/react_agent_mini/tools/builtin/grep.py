@@ -9,15 +9,17 @@ explicitly named binary file is answered at once (rg would print a warning rathe
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..paths import display, resolve
 from .grep_render import MAX_LINE_CHARS, render
 from .grep_search import Mode, SearchSpec, invalid_regex, search
-from .paths import display, resolve
 from .ripgrep import find_rg, not_found
 
 DEFAULT_HEAD_LIMIT = 250
@@ -88,6 +90,7 @@ class GrepTool(ModelTool[GrepArgs]):
     )
     args_model = GrepArgs
     read_only = True
+    family = "search"
     concurrency_safe = True
     status_field = "pattern"
     path_fields = ("path",)
@@ -95,6 +98,11 @@ class GrepTool(ModelTool[GrepArgs]):
     def __init__(self, *, rg_path: str | None = None) -> None:
         """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""
         self._rg_path = rg_path
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The folder (or file) searched: the workspace when none is given."""
+        where = raw.get("path")
+        return Touches(searches=(where if isinstance(where, str) and where else ".",))
 
     async def call(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         if "\0" in args.pattern:

@@ -10,6 +10,8 @@ import os
 import shutil
 import signal
 
+from ...shell_result import StreamCut
+
 OUTPUT_LIMIT = 30_000
 """Characters kept per stream (stdout and stderr each): half from the head, half from the tail."""
 KILL_GRACE_S = 1.0
@@ -85,11 +87,17 @@ class OutputCapture:
                 self._tail_len = len(kept)
 
     def text(self) -> str:
+        """What was kept: the whole stream, or its head and tail around the mark for what was left out."""
         head = "".join(self._head)
-        tail = "".join(self._tail)
+        cut = self.cut()
+        if cut is None:
+            return head + "".join(self._tail)
+        return head + cut.mark + "".join(self._tail)[-self._tail_room :]
+
+    def cut(self) -> StreamCut | None:
+        """What the capture left out of the middle (None: nothing)."""
         if self.total <= self._head_room + self._tail_room:
-            return head + tail
-        tail = tail[-self._tail_room :]
-        omitted = self.total - len(head) - len(tail)
-        lines = self.lines - head.count("\n") - tail.count("\n")
-        return f"{head}\n[... {omitted} characters ({lines} lines) omitted ...]\n{tail}"
+            return None
+        head = "".join(self._head)
+        tail = "".join(self._tail)[-self._tail_room :]
+        return StreamCut(self.total - len(head) - len(tail), self.lines - head.count("\n") - tail.count("\n"))

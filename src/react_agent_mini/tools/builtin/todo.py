@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from ..messages import Message, user_text
-from .base import ModelTool, ToolContext, ToolOutput
+from ...messages import Message, user_text
+from ..base import ModelTool, ToolContext, ToolOutput
 
 Status = Literal["pending", "in_progress", "completed"]
 

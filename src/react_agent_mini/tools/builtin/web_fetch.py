@@ -27,21 +27,22 @@ address or this machine also sees the addresses the host resolves to — the one
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
 
 if TYPE_CHECKING:  # the web modules load at the first fetch, not at startup
-    from ..config import ProviderConfig
-    from ..messages import Usage
-    from ..web.answer import PageReader
-    from ..web.cache import TimedCache
-    from ..web.content import Page
-    from ..web.fetch import FetchLimits, Redirect
-    from .base import ToolRegistry
+    from ...config import ProviderConfig
+    from ...messages import Usage
+    from ...web.answer import PageReader
+    from ...web.cache import TimedCache
+    from ...web.content import Page
+    from ...web.fetch import FetchLimits, Redirect
+    from ..base import ToolRegistry
 
 MAX_RESULT_CHARS = 100_000
 """The page text the model gets, at most (Claude Code's limit)."""
@@ -65,6 +66,7 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
     )
     args_model = WebFetchArgs
     read_only = True  # it changes nothing; the policy still asks, because it reaches the network
+    family = "network"
     concurrency_safe = True
     status_field = "url"
     text_fields = frozenset({"prompt"})
@@ -82,10 +84,27 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
         """The side call that answers `prompt` from a long page (`web.answer`); None: the model reads the page."""
         self._pages: TimedCache[tuple[float, Page]] | None = None
 
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The URL it fetches."""
+        url = raw.get("url")
+        return Touches(reaches=(url,) if isinstance(url, str) else ())
+
+    def request_summary(self, raw: Mapping[str, Any]) -> str | None:
+        """`Fetch <the URL really fetched>`, for a permission question."""
+        url = raw.get("url")
+        if not isinstance(url, str):
+            return None
+        from ...web.urls import BadUrl, normalize
+
+        try:
+            return f"Fetch {normalize(url)}"
+        except BadUrl:
+            return f"Fetch {url}"
+
     @property
     def limits(self) -> FetchLimits:
         if self._limits is None:
-            from ..web.fetch import FetchLimits
+            from ...web.fetch import FetchLimits
 
             self._limits = FetchLimits.from_env()
         return self._limits
@@ -93,15 +112,15 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
     @property
     def _cache(self) -> TimedCache[tuple[float, Page]]:
         if self._pages is None:
-            from ..web.cache import TimedCache
+            from ...web.cache import TimedCache
 
             self._pages = TimedCache(lambda entry: len(entry[1].text) * 2 + 1000, clock=self._clock)
         return self._pages
 
     async def call(self, args: WebFetchArgs, ctx: ToolContext) -> ToolOutput:
-        from ..web.content import NotText, page_of
-        from ..web.fetch import FetchFailed, Redirect, get
-        from ..web.urls import BadUrl, normalize
+        from ...web.content import NotText, page_of
+        from ...web.fetch import FetchFailed, Redirect, get
+        from ...web.urls import BadUrl, normalize
 
         try:
             url = normalize(args.url)
@@ -135,8 +154,8 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
         reader = self.reader
         if reader is None or page.status >= 400 or not reader.wanted(page.text, prompt):
             return _output(url, page, prompt, cached_for=cached_for)
-        from ..web.answer import SideCallFailed
-        from ..web.untrusted import shown_url
+        from ...web.answer import SideCallFailed
+        from ...web.untrusted import shown_url
 
         try:  # the side model too sees the URL a redirect chose only as plain tokens
             answer = await reader.answer(url if page.url == url else shown_url(page.url), page.text, prompt)
@@ -151,13 +170,13 @@ def _where(requested: str, answered: str) -> str:
     same-site redirect chose."""
     if answered == requested:
         return requested
-    from ..web.untrusted import shown_url
+    from ...web.untrusted import shown_url
 
     return f"{shown_url(answered)} (redirected from {requested})"
 
 
 def _redirect_note(requested: str, redirect: Redirect) -> str:
-    from ..web.untrusted import shown_url, wrap
+    from ...web.untrusted import shown_url, wrap
 
     target = shown_url(redirect.location)
     note = (
@@ -180,8 +199,8 @@ def _output(
     answer: tuple[str, str] | None = None,
     note: str = "",
 ) -> ToolOutput:
-    from ..web.content import media_label
-    from ..web.untrusted import shown_url, status_text, wrap
+    from ...web.content import media_label
+    from ...web.untrusted import shown_url, status_text, wrap
 
     failed = page.status >= 400
     cap = ERROR_PAGE_CHARS if failed else MAX_RESULT_CHARS
@@ -227,8 +246,8 @@ def attach_page_reader(
     tools: ToolRegistry, config: ProviderConfig, model: str, on_usage: Callable[[Usage], None] | None
 ) -> None:
     """Give the session's WebFetch a `PageReader` for `model` on the session's provider (`RAM_WEBFETCH_MODEL`)."""
-    from ..config import build_provider
-    from ..web.answer import MAX_ANSWER_TOKENS, PageReader
+    from ...config import build_provider
+    from ...web.answer import MAX_ANSWER_TOKENS, PageReader
 
     fetch = tools.get("WebFetch")
     if not isinstance(fetch, WebFetchTool):

@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..paths import display, inside, resolve
 from .glob_pattern import GlobError, translate_glob
 from .newest import dated
-from .paths import display, inside, resolve
 from .ripgrep import find_rg, not_found, not_started, run_rg
 
 MAX_RESULTS = 100
@@ -145,9 +147,20 @@ class GlobTool(ModelTool[GlobArgs]):
     )
     args_model = GlobArgs
     read_only = True
+    family = "search"
     concurrency_safe = True
     status_field = "pattern"
     path_fields = ("path",)
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The folder searched (the workspace when none is given) and the folders the pattern starts with."""
+        where = raw.get("path")
+        base = where if isinstance(where, str) and where else "."
+        pattern = raw.get("pattern")
+        prefix = static_prefix(pattern) if isinstance(pattern, str) else ""
+        if not prefix:
+            return Touches(searches=(base,))
+        return Touches(searches=(base, prefix if prefix.startswith(("/", "~")) else os.path.join(base, prefix)))
 
     def __init__(self, *, rg_path: str | None = None) -> None:
         """`rg_path` overrides where rg is looked for (ripgrep.find_rg)."""
@@ -188,3 +201,14 @@ class GlobTool(ModelTool[GlobArgs]):
                 "Narrow the pattern or the path to see the rest.)"
             )
         return ToolOutput(text)
+
+
+def static_prefix(pattern: str) -> str:
+    """The leading directories of a glob pattern before its first wildcard (`/etc/*.conf` → `/etc`)."""
+    kept: list[str] = []
+    for part in pattern.split("/"):
+        if any(c in part for c in "*?[{"):
+            break
+        kept.append(part)
+    prefix = "/".join(kept)
+    return "/" if not prefix and pattern.startswith("/") else prefix

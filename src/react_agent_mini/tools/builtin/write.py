@@ -14,10 +14,10 @@ from typing import Annotated
 
 import msgspec
 
-from . import in_place, paths
-from .base import ModelTool, ToolContext, ToolOutput
-from .file_state import FileRead, FileReads
-from .text_files import BOM, newline_style, overwrite_refusal, plural, split_lines
+from .. import in_place, paths
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..file_state import FileRead, FileReads
+from ..text_files import BOM, newline_style, overwrite_refusal, plural, split_lines
 
 
 class WriteArgs(msgspec.Struct):
@@ -34,6 +34,7 @@ class WriteTool(ModelTool[WriteArgs]):
     )
     args_model = WriteArgs
     read_only = False
+    family = "edit"
     concurrency_safe = False
     status_field = "file_path"
     path_fields = ("file_path",)

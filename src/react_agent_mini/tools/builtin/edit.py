@@ -16,10 +16,10 @@ from typing import Annotated
 
 import msgspec
 
-from . import in_place, paths
-from .base import ModelTool, ToolContext, ToolOutput
-from .file_state import FileRead, FileReads
-from .text_files import (
+from .. import in_place, paths
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..file_state import FileRead, FileReads
+from ..text_files import (
     BOM,
     SNIFF_BYTES,
     looks_binary,
@@ -58,6 +58,7 @@ class EditTool(ModelTool[EditArgs]):
     )
     args_model = EditArgs
     read_only = False
+    family = "edit"
     concurrency_safe = False
     status_field = "file_path"
     path_fields = ("file_path",)

@@ -16,9 +16,9 @@ from typing import Annotated
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..leftovers import stopped_line
 from .bash_background import BackgroundShells
-from .leftovers import stopped_line
 
 
 class KillShellArgs(msgspec.Struct):

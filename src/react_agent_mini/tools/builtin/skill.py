@@ -14,9 +14,9 @@ from typing import Annotated
 
 import msgspec
 
-from ..context.skills import Skill, read_skill_body
-from ..messages import TextBlock
-from .base import ModelTool, ToolContext, ToolOutput
+from ...context.skills import Skill, read_skill_body
+from ...messages import TextBlock
+from ..base import ModelTool, ToolContext, ToolOutput
 
 
 class SkillArgs(msgspec.Struct):

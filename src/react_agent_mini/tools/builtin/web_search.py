@@ -8,16 +8,17 @@ allows it: the query leaves the machine.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolInputError, ToolOutput
+from ..base import ModelTool, ToolContext, ToolInputError, ToolOutput
 
 if TYPE_CHECKING:  # the web modules load when a backend is configured, not at startup
-    from ..web.search import SearchBackend
+    from ...web.search import SearchBackend
 
 
 class WebSearchArgs(msgspec.Struct):
@@ -41,12 +42,18 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
     )
     args_model = WebSearchArgs
     read_only = True  # it changes nothing; the policy still asks, because the query leaves the machine
+    family = "network"
     concurrency_safe = True
     status_field = "query"
     text_fields = frozenset({"query"})
 
     def __init__(self, backend: SearchBackend) -> None:
         self.backend = backend
+
+    def request_summary(self, raw: Mapping[str, Any]) -> str | None:
+        """`Search the web for "<query>"`, for a permission question."""
+        query = raw.get("query")
+        return f"Search the web for {json.dumps(query, ensure_ascii=False)}" if isinstance(query, str) else None
 
     def validate(self, raw: Mapping[str, Any]) -> WebSearchArgs:
         args = super().validate(raw)
@@ -55,8 +62,8 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
         return args
 
     async def call(self, args: WebSearchArgs, ctx: ToolContext) -> ToolOutput:
-        from ..web.search import SearchFailed, filter_results
-        from ..web.untrusted import wrap
+        from ...web.search import SearchFailed, filter_results
+        from ...web.untrusted import wrap
 
         allowed = [d for d in args.allowed_domains or () if d.strip()]
         blocked = [d for d in args.blocked_domains or () if d.strip()]
@@ -84,7 +91,7 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
 def configured_search_tool(workspace: Path, env: Mapping[str, str]) -> tuple[WebSearchTool | None, list[str]]:
     """The WebSearch tool for the backend the environment or user settings name (None without one), and
     warnings about the settings."""
-    from ..web.search_config import search_backend
+    from ...web.search_config import search_backend
 
     backend, warnings = search_backend(workspace, env)
     return (WebSearchTool(backend) if backend is not None else None), warnings

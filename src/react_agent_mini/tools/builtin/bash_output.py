@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolInputError, ToolOutput
+from ..base import ModelTool, ToolContext, ToolInputError, ToolOutput
 from .bash_background import BackgroundShells
 from .bash_common import OUTPUT_LIMIT
 

@@ -37,13 +37,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .base import ToolOutput
+from ..base import ToolOutput
+from ..leftovers import MARK, POLL_SECONDS, Command, Scan, Targets, after_exit_stop
+from ..shell_env import guard_own_process
 from .bash_common import KILL_GRACE_S, OUTPUT_LIMIT, OutputCapture, bash_path, signal_name
-from .leftovers import MARK, POLL_SECONDS, Command, Scan, Targets, after_exit_stop
-from .shell_env import guard_own_process
 
 if TYPE_CHECKING:
-    from ..sandbox.runtime import Launch, Runtime
+    from ...sandbox.runtime import Launch, Runtime
 
 Status = Literal["running", "completed", "killed"]
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ..base import ModelTool, ToolContext, ToolOutput
 
 
 class EchoArgs(msgspec.Struct):

@@ -19,7 +19,7 @@ from typing import Literal, NamedTuple
 
 import msgspec
 
-from .paths import display, resolve
+from ..paths import display, resolve
 from .ripgrep import not_started, run_rg
 
 Mode = Literal["files_with_matches", "content", "count"]

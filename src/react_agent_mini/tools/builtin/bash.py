@@ -31,17 +31,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from .base import ModelTool, ToolContext, ToolOutput
+from ...shell_result import NO_OUTPUT as NO_OUTPUT  # what the model reads for a command that printed nothing
+from ...shell_result import ShellResult
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..declared import Touches
+from ..leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
+from ..paths import inside
+from ..shell_env import command_environment, guard_own_process
 from .bash_common import KILL_GRACE_S, OutputCapture, signal_name
 from .bash_common import OUTPUT_LIMIT as OUTPUT_LIMIT  # the limit the description states, imported from here
 from .bash_common import bash_path as bash_path  # acp.terminal runs the same bash
-from .leftovers import MARK, Command, Proc, Scan, Targets, stopped_line, watch
-from .paths import inside
-from .shell_env import command_environment, guard_own_process
 
 if TYPE_CHECKING:
-    from ..sandbox.handle import Sandbox
-    from ..sandbox.runtime import Runtime
+    from ...sandbox.handle import Sandbox
+    from ...sandbox.runtime import Runtime
     from .bash_background import BackgroundShells
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -49,7 +52,6 @@ MAX_TIMEOUT_MS = 600_000
 PIPE_LINGER_S = 0.2
 """How long to wait for the pipes to close after bash exits before leaving background jobs to run."""
 
-NO_OUTPUT = "(no output)"
 BACKGROUND_NOTE = (
     "(background processes are still running; their later output is not captured; they are stopped when the "
     "session ends)"
@@ -90,6 +92,7 @@ class BashTool(ModelTool[BashArgs]):
     description = _DESCRIPTION
     args_model = BashArgs
     read_only = False
+    family = "shell"
     concurrency_safe = False
     status_field = "command"
 
@@ -100,6 +103,11 @@ class BashTool(ModelTool[BashArgs]):
         """The OS sandbox commands run in (`sandbox.handle`); None: none (a tool made outside a session)."""
         self.background: BackgroundShells = BackgroundShells()
         """The commands this tool runs in the background (BashOutput and KillShell get the same object)."""
+
+    def touches(self, raw: Mapping[str, Any]) -> Touches:
+        """The command line it runs: what that reads and writes, the shell analysis says (`permissions.bash`)."""
+        command = raw.get("command")
+        return Touches(command=command if isinstance(command, str) else "")
 
     def validate(self, raw: Mapping[str, Any]) -> BashArgs:
         """As the base class, with a too-large timeout clamped to the maximum rather than refused."""
@@ -244,17 +252,18 @@ async def _run(
     finally:
         poller.cancel()
         command.finished(Scan())  # what it leaves running is stopped when ram exits
-    if jail is not None and launch is not None:
-        silent = output.content.startswith(NO_OUTPUT)
-        output = _with_status(output, jail.finished(launch, output.content, output.is_error, silent))
+    if jail is not None and launch is not None and output.details is not None:
+        said = jail.finished(launch, output.content, output.is_error, output.details.silent)
+        output = _with_sandbox(output, output.details, said)
     return output
 
 
-def _with_status(output: ToolOutput, lines: list[str]) -> ToolOutput:
-    """`output` with more status lines at its end (the sandbox's)."""
+def _with_sandbox(output: ToolOutput, result: ShellResult, lines: list[str]) -> ToolOutput:
+    """`output` with what the sandbox says about the run at its end."""
     if not lines:
         return output
-    return msgspec.structs.replace(output, content=_layout(output.content, "", lines))
+    result = msgspec.structs.replace(result, sandbox=tuple(lines))
+    return msgspec.structs.replace(output, content=result.text(), details=result)
 
 
 async def _wait(
@@ -318,8 +327,11 @@ async def _wait(
         status.append(f"Exit code {returncode}")
 
     record_cwd(ctx, cwd_file, notes)
-    text = _layout(out.text(), err.text(), status + notes)
-    return ToolOutput(text, is_error=timed_out or returncode != 0)
+    result = ShellResult(
+        out.text(), err.text(), returncode, timed_out, tuple(status), tuple(notes),
+        stdout_cut=out.cut(), stderr_cut=err.cut(),
+    )  # fmt: skip
+    return ToolOutput(result.text(), is_error=timed_out or returncode != 0, details=result)
 
 
 async def _pipes_closed(readers: list[_PipeReader], within: float) -> bool:
@@ -386,19 +398,3 @@ def record_cwd(ctx: ToolContext, cwd_file: Path, notes: list[str]) -> None:
     note = f"Shell cwd was reset to {ctx.cwd}"
     if note not in notes:
         notes.append(note)
-
-
-def _layout(stdout: str, stderr: str, notes: list[str]) -> str:
-    """stdout; a blank line and `stderr:` with stderr; a blank line and the status lines."""
-    parts: list[str] = []
-    stdout = stdout.rstrip("\n")
-    stderr = stderr.rstrip("\n")
-    if stdout:
-        parts.append(stdout)
-    if stderr:
-        parts.append(f"stderr:\n{stderr}")
-    if not parts:
-        parts.append(NO_OUTPUT)
-    if notes:
-        parts.append("\n".join(notes))
-    return "\n\n".join(parts)

@@ -15,11 +15,11 @@ from typing import IO, Annotated
 
 import msgspec
 
-from . import paths
-from .base import ModelTool, ToolContext, ToolOutput
-from .file_state import FileRead
-from .images import is_image_path
-from .text_files import SNIFF_BYTES, looks_binary, numbered, plural
+from .. import paths
+from ..base import ModelTool, ToolContext, ToolOutput
+from ..file_state import FileRead
+from ..images import is_image_path
+from ..text_files import SNIFF_BYTES, looks_binary, numbered, plural
 
 DEFAULT_LIMIT = 2000
 """Lines returned when no limit is given."""
@@ -54,6 +54,7 @@ class ReadTool(ModelTool[ReadArgs]):
     )
     args_model = ReadArgs
     read_only = True
+    family = "read"
     concurrency_safe = True
     status_field = "file_path"
     path_fields = ("file_path",)
@@ -106,7 +107,7 @@ def _read(
 
     record = FileRead(info.st_mtime_ns, info.st_size, first, args.limit, call_id)
     if is_image_path(path):  # the image itself, for a model that sees images (tools/images.py)
-        from .images import read_image
+        from ..images import read_image
 
         line, image = read_image(path, shown)
         return (ToolOutput(line, images=(image,)), record) if image is not None else _error(line)
