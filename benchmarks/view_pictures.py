@@ -8,6 +8,7 @@ Run: `.venv/bin/python -m benchmarks.view_pictures [--out DIR] [--calls N]` (nee
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import sys
 import tempfile
@@ -52,9 +53,7 @@ def main() -> None:
     index = out / "batch" / "index.html"
     pages["20-task batch"] = (index, view(batch_out, index))
 
-    browsing = open_browser()  # a generator: the browser lives as long as it does
-    browser = next(browsing)
-    try:
+    with contextlib.contextmanager(open_browser)() as browser:  # the browser lives inside the block
         for name, (page, seconds) in pages.items():
             browser.load(page.as_uri())
             shot = browser.screenshot(out / f"{page.stem if page.stem != 'index' else 'batch'}.png", full=False)
@@ -65,8 +64,7 @@ def main() -> None:
                 f"{rows} task rows; requests {browser.requests()[-1:]}; console problems {browser.problems()}; "
                 f"screenshot {shot}"
             )
-    finally:
-        browsing.close()
+
 
 if __name__ == "__main__":
     main()
