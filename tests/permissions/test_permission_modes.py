@@ -12,6 +12,7 @@ from react_agent_mini.acp import options as acp_options
 from react_agent_mini.acp.main import build_parser as acp_parser
 from react_agent_mini.batch.cli import build_parser as batch_parser
 from react_agent_mini.cli import build_parser as ram_parser
+from react_agent_mini.mcp_serve.main import build_parser as mcp_serve_parser
 from react_agent_mini.permission_modes import MODES, PERMISSION_MODES, SDK_PERMISSION_MODES, is_sdk_only
 from react_agent_mini.permissions import rules
 
@@ -39,6 +40,7 @@ def test_every_list_of_modes_is_the_table_s() -> None:
     assert tuple(_mode_flag(ram_parser()).choices or ()) == SDK_PERMISSION_MODES
     assert tuple(_mode_flag(batch_parser()).choices or ()) == SDK_PERMISSION_MODES
     assert tuple(_mode_flag(acp_parser()).choices or ()) == PERMISSION_MODES
+    assert tuple(_mode_flag(mcp_serve_parser()).choices or ()) == PERMISSION_MODES
     assert tuple(acp_options.MODES) == PERMISSION_MODES
     assert [name for name, _ in acp_options.MODES.values()] == [MODES[m].title for m in PERMISSION_MODES]
 

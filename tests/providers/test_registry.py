@@ -21,6 +21,7 @@ from react_agent_mini.cli import build_parser as ram_parser
 from react_agent_mini.config import ConfigError, build_provider, no_key_message, resolve_provider
 from react_agent_mini.credentials import own_credentials
 from react_agent_mini.library.options import provider_config
+from react_agent_mini.mcp_serve.main import build_parser as mcp_serve_parser
 from react_agent_mini.provider_env import default_provider
 from react_agent_mini.provider_registry import ProviderSpec
 from react_agent_mini.providers.errors import error_for_status
@@ -54,7 +55,7 @@ def _provider_choices(parser: argparse.ArgumentParser) -> tuple[str, ...]:
 
 
 def test_every_provider_flag_offers_the_registry_s_providers(example: ProviderSpec) -> None:
-    for build in (ram_parser, acp_parser, batch_parser):
+    for build in (ram_parser, acp_parser, batch_parser, mcp_serve_parser):
         assert _provider_choices(build()) == ("openai", "anthropic", "example") == provider_registry.flag_choices()
     assert provider_registry.names() == ("openai", "anthropic", "mock", "example")
 

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import cast
 
+from ..kit.flags import add_session_flags, parse_session_flags
 from ..permission_modes import PERMISSION_MODES
-from ..provider_registry import flag_choices
 from .wire import ProtocolFds, claim_stdio
 
 MODES = PERMISSION_MODES
@@ -31,19 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim, JetBrains, Emacs).",
         epilog='In Zed\'s settings.json: {"agent_servers": {"ram": {"command": "ram", "args": ["acp"]}}}',
     )
-    parser.add_argument("--provider", choices=flag_choices(), help="model API (default: whichever key is set)")
-    parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
-    parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
-    parser.add_argument("--permission-mode", choices=MODES, help="the mode sessions start in")
-    parser.add_argument("--max-turns", type=int, default=20, metavar="N", help="model calls per prompt (default 20)")
+    add_session_flags(parser)
     return parser
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(argv))
-    if args.max_turns < 1:
-        parser.error("--max-turns must be at least 1")
+    args = parse_session_flags(build_parser(), list(argv))
     fds = claim_stdio()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLine("ram acp: %(levelname)s: %(message)s"))

@@ -11,22 +11,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..kit.flags import add_session_flags, parse_session_flags
+
 if TYPE_CHECKING:
     from ..app import SessionOptions
     from ..config import ProviderConfig
-
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ram mcp serve", description="Serve ram as an MCP server on stdin/stdout (tools: ram, ram_reply)."
     )
-    parser.add_argument("--provider", choices=["openai", "anthropic"], help="model API (default: whichever key is set)")
-    parser.add_argument("--model", help="model id (overrides OPENAI_MODEL / ANTHROPIC_MODEL)")
-    parser.add_argument("--mock", action="store_true", help="offline scripted demo model: no key, no network")
-    parser.add_argument("--permission-mode", choices=MODES, help="the mode sessions start in")
-    parser.add_argument("--max-turns", type=int, default=20, metavar="N", help="model calls per prompt (default 20)")
+    add_session_flags(parser)
     return parser
 
 
@@ -35,10 +31,7 @@ def main(argv: Sequence[str]) -> int:
     from ..config import ConfigError, resolve_provider
     from ..permissions.configured import PermissionOptions
 
-    parser = build_parser()
-    args = parser.parse_args(list(argv))
-    if args.max_turns < 1:
-        parser.error("--max-turns must be at least 1")
+    args = parse_session_flags(build_parser(), list(argv))
     try:
         config = resolve_provider(os.environ, provider=args.provider, model=args.model, mock=args.mock)
     except ConfigError as exc:
