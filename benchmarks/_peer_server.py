@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
-from tests.fakes.fake_llm import Reply, anthropic_events, openai_events
+from tests.fakes.fake_llm import Reply, anthropic_events, openai_events, read_request
 
 from ._responses_fake import responses_events
 
@@ -143,31 +143,11 @@ class PeerServer:
 
     async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         """Read one request, answer it; False when the client closed the connection or asked to."""
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError:
+        request = await read_request(reader, writer)
+        if request is None:
             return False
         received_at = time.monotonic()
-        request_line, *header_lines = head.decode("latin-1").split("\r\n")
-        method, target, _ = request_line.split(" ", 2)
-        headers: dict[str, str] = {}
-        for line in header_lines:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            parts: list[bytes] = []
-            while size := int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16):
-                parts.append(await reader.readexactly(size))
-                await reader.readexactly(2)
-            while await reader.readuntil(b"\r\n") != b"\r\n":
-                pass
-            raw = b"".join(parts)
-        else:
-            raw = await reader.readexactly(int(headers.get("content-length", "0")))
-        path = target.split("?", 1)[0]
+        method, path, headers, raw = request.method, request.path, request.headers, request.body
         try:
             parsed = json.loads(raw) if raw else None
         except ValueError:

@@ -521,14 +521,16 @@ def anthropic_events(reply: Reply, request: dict[str, Any], next_id: Callable[[]
 
 
 @dataclass
-class _RawRequest:
+class RawRequest:
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
 
 
-async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> _RawRequest | None:
+async def read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> RawRequest | None:
+    """One HTTP/1.1 request off `reader` (a `100 Continue` sent when asked, a chunked body joined); None when the
+    client went away without one. Also the peers benchmark's server's (`benchmarks/_peer_server.py`)."""
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:
@@ -552,7 +554,7 @@ async def _read_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrit
         body = b"".join(parts)
     else:
         body = await reader.readexactly(int(headers.get("content-length", "0")))
-    return _RawRequest(method, target.split("?", 1)[0], headers, body)
+    return RawRequest(method, target.split("?", 1)[0], headers, body)
 
 
 def _response_head(status: int, headers: dict[str, str]) -> bytes:
@@ -712,7 +714,7 @@ class FakeLLMServer:
                 self._tasks.discard(task)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        raw = await _read_request(reader, writer)
+        raw = await read_request(reader, writer)
         if raw is None:
             return
         wire = _ROUTES.get(raw.path) if raw.method == "POST" else None
