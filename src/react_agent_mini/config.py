@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 from . import provider_registry
-from .provider_env import default_provider, is_loopback
+from .provider_env import default_provider, endpoint
 from .provider_registry import MOCK
 from .providers.base import ModelProvider
 from .providers.http import FIRST_BYTE_TIMEOUT, STREAM_IDLE_TIMEOUT
@@ -29,7 +29,6 @@ ProviderKind = str
 """A provider's name in `provider_registry` (`openai`, `anthropic`, `mock`, or one registered at run time)."""
 
 DEFAULT_MAX_RETRIES = 4
-LOCAL_KEY = "local"
 """What a loopback server without a key is sent as the key (servers that check none accept anything)."""
 
 
@@ -101,21 +100,17 @@ def resolve_provider(
         provider = default_provider(env)
         if provider is None:
             raise ConfigError(no_key_message())
-    spec = provider_registry.get(provider)
-    if spec is None or spec.offline:
-        raise ConfigError(f"unknown provider {provider!r}: use {either([*provider_registry.flag_choices(), '--mock'])}")
-    base_url = env.get(spec.base_url_variable, "").strip() or spec.default_base_url
-    key = env.get(spec.key_variable, "").strip()
-    token = env.get(spec.token_variable, "").strip() if spec.token_variable else ""
-    if not key and not token and not (spec.loopback_needs_no_key and is_loopback(base_url)):
-        instead = f"; a gateway may take {spec.token_variable} instead" if spec.token_variable else ""
-        raise ConfigError(f"{spec.key_variable} is not set (needed for {base_url}{instead}); or use `--mock`.")
+    found = endpoint(env, provider, model)
+    if isinstance(found, str):
+        if found.startswith("unknown provider"):
+            found = f"{found}: use {either([*provider_registry.flag_choices(), '--mock'])}"
+        raise ConfigError(found)
     return ProviderConfig(
-        spec.name,
-        model or (env.get(spec.model_variable, "").strip() if spec.model_variable else "") or spec.default_model,
-        base_url,
-        api_key=key or ("" if token else LOCAL_KEY),
-        auth_token=token,
+        found.kind,
+        found.model,
+        found.base_url,
+        api_key=found.api_key,
+        auth_token=found.auth_token,
         max_output_tokens=max_output,
         max_retries=retries,
         stream_idle_timeout=idle,

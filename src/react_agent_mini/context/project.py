@@ -25,8 +25,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
-
 from . import confined
 from .confined import has_git as _has_git
 
@@ -48,21 +46,47 @@ _IMPORT_LINE = re.compile(r"^[ \t]*@(\S+)[ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
-class ProjectContext(msgspec.Struct, frozen=True):
-    """The project instructions found for a working directory."""
+class ProjectContext:
+    """The project instructions found for a working directory (a plain class, not a msgspec struct: the
+    first request is built before msgspec is imported, `early/`)."""
 
-    text: str = ""
-    """The joined instructions, imports expanded, capped; empty when there are none."""
-    files: tuple[Path, ...] = ()
-    """The context files read, in the order they were joined (user-level first, then root → working directory)."""
-    imports: tuple[Path, ...] = ()
-    """Files pulled in by `@path` lines, in the order they were first imported."""
-    warnings: tuple[str, ...] = ()
-    """One line per problem (unreadable file, bad import, truncation), each naming the file."""
-    root: Path | None = None
-    """The top directory searched: the repository root, or the last of the 5 levels without one."""
-    truncated: bool = False
-    """True when the text was cut at the cap."""
+    __slots__ = ("files", "imports", "root", "text", "truncated", "warnings")
+
+    def __init__(
+        self,
+        text: str = "",
+        files: tuple[Path, ...] = (),
+        imports: tuple[Path, ...] = (),
+        warnings: tuple[str, ...] = (),
+        root: Path | None = None,
+        truncated: bool = False,
+    ) -> None:
+        self.text = text
+        """The joined instructions, imports expanded, capped; empty when there are none."""
+        self.files = files
+        """The context files read, in the order they were joined (user-level first, then root → working
+        directory)."""
+        self.imports = imports
+        """Files pulled in by `@path` lines, in the order they were first imported."""
+        self.warnings = warnings
+        """One line per problem (unreadable file, bad import, truncation), each naming the file."""
+        self.root = root
+        """The top directory searched: the repository root, or the last of the 5 levels without one."""
+        self.truncated = truncated
+        """True when the text was cut at the cap."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectContext) and _fields(self) == _fields(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ProjectContext({shown})"
+
+
+def _fields(context: ProjectContext) -> tuple[object, ...]:
+    return tuple(getattr(context, name) for name in ProjectContext.__slots__)
 
 
 def find_repo_root(start: Path, *, max_levels: int | None = None) -> Path | None:

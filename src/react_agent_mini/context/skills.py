@@ -21,12 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-import msgspec
 
 from .confined import project_root, read_inside, resolve_inside
 from .project import cap_utf8, search_levels
+
+TYPE_CHECKING = False  # not typing's: the first request is built before typing is imported (`early/`)
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 SKILL_FILE = "SKILL.md"
 PROJECT_SKILL_DIRS = (".agents/skills", ".claude/skills")
@@ -53,21 +54,45 @@ _OPEN = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 
 
-class Skill(msgspec.Struct, frozen=True):
-    """One discovered skill (its body is read when it is loaded, not at discovery)."""
+class Skill:
+    """One discovered skill (its body is read when it is loaded, not at discovery). A plain class, not a msgspec
+    struct: the first request is built before msgspec is imported (`early/`)."""
 
-    id: str
-    """What the model passes to the Skill tool: the skill's directory name."""
-    name: str
-    """The frontmatter `name`, or the id when there is none."""
-    description: str
-    """The frontmatter `description` (whitespace collapsed), or empty."""
-    path: Path
-    """The SKILL.md file."""
-    base_dir: Path
-    """The skill's directory, told to the model so it can find the skill's other files."""
-    scope: Literal["project", "user"] = "project"
-    """Where it was found: the project's skill directories or the user's config directory."""
+    __slots__ = ("base_dir", "description", "id", "name", "path", "scope")
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        description: str,
+        path: Path,
+        base_dir: Path,
+        scope: Literal["project", "user"] = "project",
+    ) -> None:
+        self.id = id
+        """What the model passes to the Skill tool: the skill's directory name."""
+        self.name = name
+        """The frontmatter `name`, or the id when there is none."""
+        self.description = description
+        """The frontmatter `description` (whitespace collapsed), or empty."""
+        self.path = path
+        """The SKILL.md file."""
+        self.base_dir = base_dir
+        """The skill's directory, told to the model so it can find the skill's other files."""
+        self.scope: Literal["project", "user"] = scope
+        """Where it was found: the project's skill directories or the user's config directory."""
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.id, self.name, self.description, self.path, self.base_dir, self.scope)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Skill) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Skill(id={self.id!r}, name={self.name!r}, path={self.path!r}, scope={self.scope!r})"
 
 
 def discover_skills(cwd: Path, *, user_dir: Path) -> tuple[list[Skill], list[str]]:

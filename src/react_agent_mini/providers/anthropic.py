@@ -38,15 +38,18 @@ from ..messages import (
     Usage,
     block_to_dict,
 )
-from ..tools.spec import ToolSpec
 from .base import ModelRequest, decode_json_event
 from .error_body import error_in
 from .errors import STREAM_STATUS, MalformedStream, ProviderError, StreamInterrupted, error_in_stream
 from .http_provider import HttpProvider
-
-API_VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 8192
-EPHEMERAL = {"type": "ephemeral"}
+from .wire_layout import (
+    DEFAULT_MAX_TOKENS,
+    EPHEMERAL,
+    MAX_BREAKPOINTS,
+    anthropic_headers,
+    anthropic_system,
+    anthropic_tools,
+)
 
 # ---- our messages → the wire ----
 
@@ -63,10 +66,6 @@ def _block_to_wire(block: ContentBlock) -> dict[str, Any]:
     wire = block_to_dict(block)
     wire.pop("provider_data", None)  # ours (what an OpenAI-compatible server attached), not the API's
     return wire
-
-
-MAX_BREAKPOINTS = 4
-"""The API refuses a request with more blocks marked `cache_control`."""
 
 
 def to_anthropic_messages(
@@ -123,19 +122,8 @@ _converted_messages: IdentityMemo[dict[str, Any] | None] = IdentityMemo()
 _converted_history: PrefixMemo[Message, dict[str, Any] | None] = PrefixMemo()
 
 
-def to_anthropic_tools(tools: Sequence[ToolSpec], *, cache: bool = True) -> list[dict[str, Any]]:
-    """Tools with their full JSON Schema; the last one closes the cached tools prefix when `cache`."""
-    out: list[dict[str, Any]] = [
-        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools
-    ]
-    if out and cache:
-        out[-1]["cache_control"] = EPHEMERAL
-    return out
-
-
-def to_anthropic_system(system: str) -> list[dict[str, Any]]:
-    """The system prompt as one cached text block."""
-    return [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
+to_anthropic_tools = anthropic_tools
+to_anthropic_system = anthropic_system
 
 
 # ---- the wire → our events ----
@@ -336,12 +324,7 @@ class AnthropicProvider(HttpProvider):
 
     def headers(self) -> dict[str, str]:
         """Auth and version headers: the key as `x-api-key`, or a bearer token when one is set."""
-        headers = {"anthropic-version": API_VERSION, "accept": "text/event-stream"}
-        if self.auth_token:
-            headers["authorization"] = f"Bearer {self.auth_token}"
-        else:
-            headers["x-api-key"] = self.api_key
-        return headers
+        return anthropic_headers(self.api_key, self.auth_token)
 
     def new_stream(self) -> AnthropicStreamAssembler:
         return AnthropicStreamAssembler()

@@ -28,6 +28,7 @@ from .openai_messages import ERROR_PREFIX, to_openai_messages, to_openai_tools
 from .openai_stream import OpenAIStreamAssembler
 from .openai_usage import parse_usage
 from .think_tags import opens_reasoning
+from .wire_layout import openai_headers
 
 
 class OpenAICompatProvider(HttpProvider):
@@ -65,7 +66,7 @@ class OpenAICompatProvider(HttpProvider):
 
     def headers(self) -> dict[str, str]:
         """The key as a bearer token."""
-        return {"authorization": f"Bearer {self.auth_token or self.api_key}", "accept": "text/event-stream"}
+        return openai_headers(self.api_key, self.auth_token)
 
     def new_stream(self) -> OpenAIStreamAssembler:
         return OpenAIStreamAssembler(open_at_start=self._opens_reasoning or opens_reasoning(self.model))

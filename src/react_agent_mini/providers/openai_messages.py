@@ -17,7 +17,6 @@ from typing import Any
 
 from ..memo import IdentityMemo, PrefixMemo
 from ..messages import ImageBlock, Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..tools.spec import ToolSpec
 from .dialects import (
     GENERIC,
     VIA_REASONING_CONTENT,
@@ -27,6 +26,7 @@ from .dialects import (
     thinking_details,
     thinking_via,
 )
+from .wire_layout import openai_tools
 
 ERROR_PREFIX = "Error: "
 """OpenAI's tool message has no error flag; the content says it instead."""
@@ -150,12 +150,4 @@ def _without_user_after_tool(messages: list[dict[str, Any]]) -> list[dict[str, A
     return out
 
 
-def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Function tools carrying the full JSON Schema of each input."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": dict(t.input_schema)},
-        }
-        for t in tools
-    ]
+to_openai_tools = openai_tools
