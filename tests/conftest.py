@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,10 @@ from .fakes.fake_llm import FakeLLMServer
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, max_examples=500, print_blob=True)
 settings.load_profile("ci")
+
+# An early first request (`early/`) that the session's own first call does not match is an error in every test
+# (in use it only costs time): whatever the early lane misses fails here. Subprocesses inherit it.
+os.environ.setdefault("REACT_AGENT_MINI_EARLY_CHECK", "1")
 
 
 @pytest.fixture

@@ -98,3 +98,32 @@ def test_the_first_request_of_a_headless_run_leaves_the_rest_unimported(
     assert len(fake_llm.requests) == 1 and "react_agent_mini.headless" in modules  # the run did reach the model
     loaded = {name for name in modules if any(name == lazy or name.startswith(lazy + ".") for lazy in LAZY)}
     assert loaded == set()
+
+
+BEFORE_THE_FIRST_REQUEST_NEVER = {"asyncio", "httpx", "httpcore", "h11", "anyio", "msgspec", "typing", "ssl"}
+"""Not imported before a headless run's first request is on the wire (`early/`): the event loop, the HTTP client,
+msgspec and typing load while the model reads (ssl: the fake model is plain http)."""
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_the_first_request_is_on_the_wire_before_the_event_loop_the_http_client_and_msgspec_load(
+    wire: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply(text="Hello."))
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "react_agent_mini", "hello"],
+        env=env_for(wire, fake_llm, TRACE="1"),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stderr.splitlines()
+    sent = next(i for i, line in enumerate(lines) if line.startswith("[trace] early.sent"))  # the same stream, in order
+    before = {line.rsplit("|", 1)[-1].strip() for line in lines[:sent] if line.startswith("import time:")}
+    after = {line.rsplit("|", 1)[-1].strip() for line in lines[sent:] if line.startswith("import time:")}
+    assert "react_agent_mini.early.lane" in before and "httpx" in after  # the check sees both sides
+    assert before & BEFORE_THE_FIRST_REQUEST_NEVER == set()
+    assert len(fake_llm.requests) == 1

@@ -255,6 +255,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_command_line(parser, args_list)
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
+    args.early_stdin = None
+    if args.task and not args.pipe and args.input_format == "text":  # a headless task: its first request may go now
+        from .early.lane import read_stdin_for, send_early
+
+        args.early_stdin = read_stdin_for(args, STDIN_WAIT_SECONDS)
+        send_early(parser, args, args.early_stdin)
     try:
         return _run(args)
     except KeyboardInterrupt:
@@ -298,7 +304,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.pipe or not stdin_is_tty:
         mode = "headless" if task and not args.pipe else "pipe"
         # the task is stdin (-p, or no argument): wait for it; with a task argument, stdin is extra
-        piped = "" if stdin_is_tty else _stdin_text(wait=None if mode == "pipe" else STDIN_WAIT_SECONDS)
+        if args.early_stdin is not None:  # read already, for the early first request
+            piped = args.early_stdin
+        else:
+            piped = "" if stdin_is_tty else _stdin_text(wait=None if mode == "pipe" else STDIN_WAIT_SECONDS)
         task = "\n\n".join(part for part in (task, piped.strip()) if part)
         if not task:
             print("error: no task given (pass it as an argument or on stdin)", file=sys.stderr)

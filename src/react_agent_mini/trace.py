@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: tracing is on the early first-request path (`early/`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def enabled() -> bool:

@@ -43,6 +43,7 @@ from .error_body import error_in
 from .errors import STREAM_STATUS, MalformedStream, ProviderError, StreamInterrupted, error_in_stream
 from .http_provider import HttpProvider
 from .wire_layout import (
+    ANTHROPIC_PATH,
     DEFAULT_MAX_TOKENS,
     EPHEMERAL,
     MAX_BREAKPOINTS,
@@ -302,7 +303,7 @@ class AnthropicProvider(HttpProvider):
     """Streams responses from the Anthropic Messages API (or a compatible proxy)."""
 
     name: ClassVar[str] = "anthropic"
-    path: ClassVar[str] = "/v1/messages"
+    path: ClassVar[str] = ANTHROPIC_PATH
     id_prefix: ClassVar[str] = "toolu_"
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:

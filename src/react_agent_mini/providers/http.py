@@ -26,6 +26,7 @@ import types
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..early import state as early_state
 from .error_body import error_from_body
 from .errors import (
     ConnectionFailed,
@@ -37,11 +38,11 @@ from .errors import (
     error_for_status,
 )
 from .sse import ServerSentEvent, iter_sse
+from .wire_layout import CONNECT_TIMEOUT, USER_AGENT
 
 if TYPE_CHECKING:
     import httpx
 
-CONNECT_TIMEOUT = 15.0
 FIRST_BYTE_TIMEOUT = 600.0
 """Seconds from sending a request until the first line of its answer, after which the attempt counts as failed
 and is retried (`RAM_FIRST_BYTE_TIMEOUT` overrides)."""
@@ -82,9 +83,10 @@ def new_client(base_url: str) -> httpx.AsyncClient:
 
     # No read timeout of httpx's own: every read is under one of ours (`post_sse`), which say which limit it was.
     timeout = httpx.Timeout(connect=CONNECT_TIMEOUT, read=None, write=60.0, pool=CONNECT_TIMEOUT)
+    headers = {"User-Agent": USER_AGENT}
     if base_url.startswith("http://"):
-        return httpx.AsyncClient(timeout=timeout, verify=False, follow_redirects=False)
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=True)
+        return httpx.AsyncClient(timeout=timeout, verify=False, follow_redirects=False, headers=headers)
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=True, headers=headers)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -137,9 +139,18 @@ async def post_sse(
     deadline = asyncio.get_running_loop().time() + first_byte_timeout
     try:
         request = client.build_request("POST", url, headers=dict(headers), json=body)
+        early = None
+        if early_state.pending is not None or early_state.skipped:  # the first call of a headless run (`early/`)
+            from ..early.adopt import response as early_response
+            from ..early.adopt import take
+
+            early = take(url, headers, request.content)
         try:
             async with asyncio.timeout_at(deadline):
-                response = await client.send(request, stream=True)
+                if early is not None:
+                    response = await early_response(early, request)
+                else:
+                    response = await client.send(request, stream=True)
         except TimeoutError:
             raise _no_first_byte(provider, first_byte_timeout, "no response headers") from None
         try:

@@ -28,14 +28,14 @@ from .openai_messages import ERROR_PREFIX, to_openai_messages, to_openai_tools
 from .openai_stream import OpenAIStreamAssembler
 from .openai_usage import parse_usage
 from .think_tags import opens_reasoning
-from .wire_layout import openai_headers
+from .wire_layout import OPENAI_PATH, openai_headers
 
 
 class OpenAICompatProvider(HttpProvider):
     """Streams chat completions from any OpenAI-compatible server."""
 
     name: ClassVar[str] = "openai"
-    path: ClassVar[str] = "/chat/completions"
+    path: ClassVar[str] = OPENAI_PATH
     id_prefix: ClassVar[str] = "call_"
     _seen: str = ""
     """The server the answers named (`dialects.seen`), when the base URL's host names none."""

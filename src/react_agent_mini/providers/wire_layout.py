@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from .. import __version__
+
 TYPE_CHECKING = False  # not typing's: this module is on the early first-request path
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -35,6 +37,14 @@ EPHEMERAL = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 """The API refuses a request with more blocks marked `cache_control`."""
 SSE_ACCEPT = "text/event-stream"
+OPENAI_PATH = "/chat/completions"
+"""Where Chat Completions requests go, after the base URL."""
+ANTHROPIC_PATH = "/v1/messages"
+"""Where Messages requests go, after the base URL."""
+CONNECT_TIMEOUT = 15.0
+"""Seconds to open a connection to the model's server."""
+USER_AGENT = f"react-agent-mini/{__version__}"
+"""Who is calling, on every model request."""
 
 
 def openai_headers(api_key: str, auth_token: str = "") -> dict[str, str]:

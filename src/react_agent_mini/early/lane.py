@@ -1,0 +1,166 @@
+"""Whether this run's first model request is known before the session is built, and if so, send it.
+
+Known means: nothing that can change the first request is configured, so it is the system prompt this directory
+gives, the default tools and the task. Every check below names such a thing; when one holds, the reason goes to
+`state.skipped` and nothing is sent (the session sends its request as always). A check that is missing costs
+nothing but time: the session compares before it uses the early answer (`adopt.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import state
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+    from pathlib import Path
+
+    from ..provider_env import Endpoint
+
+FREE_FLAGS = frozenset(
+    {"task", "provider", "model", "max_turns", "output_format", "include_partial_messages", "verbose", "max_budget_usd"}
+)
+"""Flags that do not change the first request (any other flag not at its default: nothing is sent early)."""
+PLAIN_MODES = (None, "default", "acceptEdits", "bypassPermissions", "dontAsk")
+"""Permission modes whose first request is the default one (plan mode tells the model more)."""
+SETTING_VARIABLES = (
+    "QUERY_MOCK",
+    "MCP_CONFIG",
+    "SEARXNG_URL",
+    "BRAVE_API_KEY",
+    "TAVILY_API_KEY",
+    "RAM_MAX_OUTPUT_TOKENS",
+    "RAM_MAX_RETRIES",
+    "RAM_STREAM_IDLE_TIMEOUT",
+    "RAM_FIRST_BYTE_TIMEOUT",
+    "CONTEXT_WINDOW_TOKENS",
+    "NETRC",
+    *(f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "http", "https", "all")),
+)
+"""Variables that add a tool, a server or a limit, route requests through a proxy or sign them (any set: nothing
+is sent early)."""
+USER_FILES = ("settings.json", "mcp.json", "agents")
+"""In the user's config directory: settings (permissions, hooks, web search, sandbox), MCP servers, agents."""
+PROJECT_FILES = (".claude/settings.json", ".claude/settings.local.json", ".agents/settings.json", ".mcp.json")
+"""In the workspace: its settings and MCP servers."""
+AGENT_DIRS = (".agents/agents", ".claude/agents")
+"""At every level from the workspace up to the repository root: agent definitions (they change the Agent tool)."""
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+"""A task naming an image file attaches it (`mentions.py`)."""
+WIRES = {
+    "react_agent_mini.providers.openai_compat.OpenAICompatProvider": "openai",
+    "react_agent_mini.providers.anthropic.AnthropicProvider": "anthropic",
+}
+
+
+def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace, stdin_text: str | None) -> None:
+    """Send the first request now when it is known (`stdin_text`: what stdin held, read already, or None when
+    stdin is a terminal); never raises."""
+    try:
+        planned = plan(parser, args, os.environ, stdin_text)
+        if isinstance(planned, str):
+            state.skipped = planned
+            return
+        from .wire import send
+
+        url, headers, body = planned
+        sent = send(url, headers, body)
+    except Exception as exc:  # never a reason for the run to fail: the session's own request goes out
+        state.skipped = f"{type(exc).__name__}: {exc}"
+        return
+    if isinstance(sent, str):
+        state.skipped = sent
+        return
+    state.pending = sent
+    from ..trace import trace
+
+    trace("early.sent", bytes=len(sent.body))
+
+
+def plan(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, env: Mapping[str, str], stdin_text: str | None
+) -> tuple[str, dict[str, str], bytes] | str:
+    """The first request (URL, the provider's headers, the body) when nothing configured can change it; else why."""
+    for action in parser._actions:
+        if action.dest in FREE_FLAGS or action.default == "==SUPPRESS==":
+            continue
+        if action.dest == "permission_mode":
+            if args.permission_mode not in PLAIN_MODES:
+                return f"--permission-mode {args.permission_mode}"
+        elif getattr(args, action.dest, action.default) != action.default:
+            return f"the flag {action.option_strings[0] if action.option_strings else action.dest}"
+    task = " ".join(args.task or ()).strip()
+    task = "\n\n".join(part for part in (task, (stdin_text or "").strip()) if part)
+    if not task:
+        return "no task"
+    if task.startswith("/") or "@" in task:
+        return "a command or an @mention"
+    if any(suffix in task.lower() for suffix in IMAGE_SUFFIXES):
+        return "the task may name an image"
+    if set_variable := next((name for name in SETTING_VARIABLES if env.get(name)), None):
+        return f"{set_variable} is set"
+    found = _endpoint(args, env)
+    if isinstance(found, str):
+        return found
+    wire = _wire(found.kind)
+    if wire is None:
+        return f"the {found.kind} provider"
+    from pathlib import Path
+
+    cwd = Path.cwd().resolve()
+    configured = _configuration(cwd, env)
+    if configured:
+        return f"{configured} exists"
+    from ..context.knowledge import Knowledge
+
+    knowledge = Knowledge(cwd, env)
+    if knowledge.skills:
+        return "skills"
+    from .body import first_request
+
+    return first_request(wire, found, knowledge.system_prompt, task)
+
+
+def _endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> Endpoint | str:
+    from ..provider_env import default_provider, endpoint
+
+    provider = args.provider or default_provider(env)
+    if provider is None:
+        return "no provider"
+    return endpoint(env, provider, args.model)
+
+
+def _wire(kind: str) -> str | None:
+    from ..provider_registry import get
+
+    spec = get(kind)
+    return WIRES.get(spec.provider_class) if spec is not None else None
+
+
+def _configuration(cwd: Path, env: Mapping[str, str]) -> Path | None:
+    """The first file or folder found that configures something the first request would show."""
+    from pathlib import Path
+
+    from ..context import user_config_dir
+    from ..context.project import search_levels
+
+    user_dirs = {user_config_dir(env), Path.home() / ".config" / "react-agent-mini"}
+    candidates = [directory / name for directory in user_dirs for name in USER_FILES]
+    candidates += [cwd / name for name in PROJECT_FILES]
+    levels, _, _ = search_levels(cwd)
+    candidates += [level / name for level in levels for name in AGENT_DIRS]
+    candidates.append(Path.home() / ".netrc")
+    return next((path for path in candidates if os.path.lexists(path)), None)
+
+
+def read_stdin_for(args: argparse.Namespace, wait: float) -> str | None:
+    """What stdin holds for a headless task (as the run reads it: `cli._stdin_text`), or None on a terminal."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    from ..cli import _stdin_text
+
+    return _stdin_text(wait=wait)

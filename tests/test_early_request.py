@@ -1,0 +1,253 @@
+"""The early first request (`early/`): a headless run with nothing configured puts its first request on the wire
+before the heavy modules load, and the session reads the answer to it as if it had sent it; anything that can
+change the first request keeps it from going early. Real runs of `ram` against the loopback fake model, a real
+socket pair for the comparison, and a raw HTTP server for answers the fake model does not give (gzip, a sized
+body). The suite runs with `REACT_AGENT_MINI_EARLY_CHECK=1` (conftest): an early request that differs from the
+session's own is an error, so every headless run of every test checks the lane's request byte for byte."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from react_agent_mini.early import adopt, state
+from react_agent_mini.early.schemas import declared, prebuilt
+from react_agent_mini.early.wire import Sent
+
+from .fakes.fake_llm import DropAfter, FakeLLMServer, HttpError, Reply
+from .test_cli import env_for
+
+
+def run(
+    *args: str, wire: str, server: FakeLLMServer, cwd: Path, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "react_agent_mini", *args],
+        env=env_for(wire, server, TRACE="1", **env),
+        cwd=cwd,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def early_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("[trace] early.")]
+
+
+def test_the_prebuilt_schemas_are_what_the_tools_declare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for name in ("SEARXNG_URL", "BRAVE_API_KEY", "TAVILY_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    live = declared(work)
+    built = [{"name": s.name, "description": s.description, "input_schema": s.input_schema} for s in prebuilt()]
+    assert [t["name"] for t in live] == [t["name"] for t in built]
+    # key order matters too: the body's bytes are compared
+    assert json.dumps(built) == json.dumps(live), "run `python -m react_agent_mini.early.schemas` to rewrite tools.json"
+
+
+def _git_repo_with_instructions(root: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "AGENTS.md").write_text("# Rules\nRun `make test` before you finish.\n@docs/style.md\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "style.md").write_text("Four spaces, no tabs.\n")
+    (root / "CLAUDE.md").write_text("Prefer small functions.\n")
+    (root / ".agents" / "memory").mkdir(parents=True)
+    (root / ".agents" / "memory" / "MEMORY.md").write_text("- The tests need Python 3.11.\n")
+    nested = root / "src" / "pkg"
+    nested.mkdir(parents=True)
+    (nested / "AGENTS.md").write_text("This package holds the parser.\n")
+    return nested
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("where", ["empty", "repository"])
+def test_a_run_with_nothing_configured_sends_its_first_request_early_and_reads_the_answer(
+    wire: str, where: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    cwd = tmp_path if where == "empty" else _git_repo_with_instructions(tmp_path / "repo")
+    fake_llm.enqueue(Reply(text="Early and right."))
+    proc = run("say hello", wire=wire, server=fake_llm, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Early and right."
+    lines = early_lines(proc.stderr)
+    assert [line.split()[1] for line in lines] == ["early.sent", "early.taken"], proc.stderr
+    assert len(fake_llm.requests) == 1  # one request: the early one, answered once
+    body = fake_llm.requests[0].body
+    system = body["messages"][0]["content"] if wire == "openai" else body["system"][0]["text"]
+    if where == "repository":  # the project's instructions, imports and memory are in it (the session's own code)
+        assert "Four spaces, no tabs." in system and "This package holds the parser." in system
+        assert "The tests need Python 3.11." in system
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_task_with_piped_input_and_json_output_goes_early_too(
+    wire: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply(text="Reviewed."))
+    proc = run("review this", "--output-format", "json", wire=wire, server=fake_llm, cwd=tmp_path, stdin="+ a line\n")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == "Reviewed."
+    assert "[trace] early.taken" in proc.stderr
+    last = fake_llm.requests[0].body["messages"][-1]["content"]
+    text = last if isinstance(last, str) else last[0]["text"]
+    assert text == "review this\n\n+ a line"
+
+
+def _configure(kind: str, cwd: Path) -> None:
+    if kind == "settings":
+        (cwd / ".claude").mkdir()
+        (cwd / ".claude" / "settings.json").write_text("{}")
+    elif kind == "mcp":
+        (cwd / ".mcp.json").write_text('{"mcpServers": {}}')
+    elif kind == "skill":
+        (cwd / ".agents" / "skills" / "review").mkdir(parents=True)
+        (cwd / ".agents" / "skills" / "review" / "SKILL.md").write_text("---\ndescription: Review a diff\n---\nLook.\n")
+    elif kind == "agent":
+        (cwd / ".claude" / "agents").mkdir(parents=True)
+        (cwd / ".claude" / "agents" / "tester.md").write_text("---\ndescription: Runs tests\n---\nRun them.\n")
+
+
+CASES = {
+    "settings": (("hello",), {}),
+    "mcp": (("hello",), {}),
+    "skill": (("hello",), {}),
+    "agent": (("hello",), {}),
+    "flag": (("--append-system-prompt", "Be brief.", "hello"), {}),
+    "mention": (("explain @notes.txt",), {}),
+    "image": (("what is in shot.png",), {}),
+    "limit": (("hello",), {"RAM_MAX_OUTPUT_TOKENS": "100"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_what_can_change_the_first_request_keeps_it_from_going_early(
+    case: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    _configure(case, tmp_path)
+    (tmp_path / "notes.txt").write_text("a note\n")
+    args, env = CASES[case]
+    fake_llm.enqueue(Reply(text="Done."))
+    proc = run(*args, wire="openai", server=fake_llm, cwd=tmp_path, **env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Done."
+    lines = early_lines(proc.stderr)
+    assert len(lines) == 1 and lines[0].startswith("[trace] early.skipped reason="), proc.stderr
+    assert len(fake_llm.requests) == 1
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_an_error_or_a_drop_in_the_early_answer_is_retried_as_any_other(
+    wire: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(HttpError(529 if wire == "anthropic" else 503, "busy", retry_after="0"))
+    fake_llm.enqueue(DropAfter(Reply(text="lost"), events=1))
+    fake_llm.enqueue(Reply(text="Third time."))
+    proc = run("hello", wire=wire, server=fake_llm, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Third time."
+    assert "[trace] early.taken" in proc.stderr
+    assert len(fake_llm.requests) == 3
+
+
+def _pair() -> tuple[Sent, socket.socket]:
+    ours, theirs = socket.socketpair()
+    return Sent(ours, "http://h/v1/chat/completions", "/v1/chat/completions", "h", {"a": "1"}, b"{}"), theirs
+
+
+def test_a_call_that_differs_closes_the_early_request_unread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(state.CHECK_VARIABLE)
+    sent, theirs = _pair()
+    monkeypatch.setattr(state, "pending", sent)
+    assert adopt.take(sent.url, {"A": "1"}, b"{ }") is None
+    assert theirs.recv(10) == b""  # closed: the server's answer is never read
+    assert state.pending is None
+    sent, theirs = _pair()
+    monkeypatch.setattr(state, "pending", sent)
+    assert adopt.take(sent.url, {"A": "1"}, b"{}") is sent  # the same call (header names in any case)
+    assert adopt.take(sent.url, {"A": "1"}, b"{}") is None  # taken once
+
+
+def test_under_the_check_a_call_that_differs_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(state.CHECK_VARIABLE, "1")
+    sent, _ = _pair()
+    monkeypatch.setattr(state, "pending", sent)
+    with pytest.raises(adopt.EarlyRequestDiffers, match="headers"):
+        adopt.take(sent.url, {"a": "2"}, b"{}")
+
+
+OPENAI_SSE = (
+    b'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":"Zipped "}}]}\n\n'
+    b'data: {"id":"c1","choices":[{"index":0,"delta":{"content":"answer."},"finish_reason":"stop"}]}\n\n'
+    b'data: {"id":"c1","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}\n\n'
+    b"data: [DONE]\n\n"
+)
+
+
+@pytest.fixture
+def gzip_server() -> Iterator[tuple[str, list[bytes]]]:
+    """An HTTP server that answers every request with the same gzip-encoded, sized SSE body."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[bytes] = []
+    zipped = gzip.compress(OPENAI_SSE)
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+        f"Content-Length: {len(zipped)}\r\n\r\n"
+    ).encode()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                header, _, body = data.partition(b"\r\n\r\n")
+                length = next(
+                    int(x.split(b":")[1]) for x in header.split(b"\r\n") if x.lower().startswith(b"content-length")
+                )
+                while len(body) < length:
+                    body += conn.recv(65536)
+                seen.append(header)
+                conn.sendall(head + zipped)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", seen
+    listener.close()
+
+
+def test_a_gzip_encoded_sized_answer_is_read_as_httpx_reads_it(
+    gzip_server: tuple[str, list[bytes]], tmp_path: Path
+) -> None:
+    url, seen = gzip_server
+    proc = subprocess.run(
+        [sys.executable, "-m", "react_agent_mini", "hello"],
+        env=env_for(None, None, OPENAI_API_KEY="k", OPENAI_BASE_URL=url, TRACE="1"),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Zipped answer."
+    assert "[trace] early.taken" in proc.stderr
+    assert len(seen) == 1
+    assert b"User-Agent: react-agent-mini/" in seen[0] and b"Accept-Encoding: gzip, deflate" in seen[0]
