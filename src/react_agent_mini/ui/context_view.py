@@ -75,7 +75,7 @@ def answer_reserve(built: Assembled) -> int:
     if wanted:
         return int(wanted)
     if built.provider.name == "anthropic":
-        from ..providers.anthropic import DEFAULT_MAX_TOKENS
+        from ..providers.wire_layout import DEFAULT_MAX_TOKENS
 
         return DEFAULT_MAX_TOKENS
     return 0
