@@ -7,6 +7,7 @@ session's own is an error, so every headless run of every test checks the lane's
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import socket
@@ -22,7 +23,7 @@ from react_agent_mini.early import adopt, state
 from react_agent_mini.early.schemas import declared, prebuilt
 from react_agent_mini.early.wire import Sent
 
-from .fakes.fake_llm import DropAfter, FakeLLMServer, HttpError, Reply
+from .fakes.fake_llm import DropAfter, FakeLLMServer, HttpError, Reply, ToolCall
 from .test_cli import env_for
 
 
@@ -251,3 +252,106 @@ def test_a_gzip_encoded_sized_answer_is_read_as_httpx_reads_it(
     assert "[trace] early.taken" in proc.stderr
     assert len(seen) == 1
     assert b"User-Agent: react-agent-mini/" in seen[0] and b"Accept-Encoding: gzip, deflate" in seen[0]
+
+
+@pytest.mark.parametrize("flags", [("-p",), ()])
+def test_a_task_read_from_stdin_goes_early(flags: tuple[str, ...], fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    fake_llm.enqueue(Reply(text="From stdin."))
+    proc = run(*flags, wire="anthropic", server=fake_llm, cwd=tmp_path, stdin="what is 2+2?\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "From stdin."
+    assert "[trace] early.taken" in proc.stderr
+    assert fake_llm.requests[0].body["messages"][0]["content"][0]["text"] == "what is 2+2?"
+
+
+@pytest.fixture
+def tls_front(fake_llm: FakeLLMServer, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`https://localhost:PORT` in front of the fake model, with a certificate made for it: the CA file to trust."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)),
+            *("-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    listener = socket.create_server(("127.0.0.1", 0))
+    backend = ("127.0.0.1", int(fake_llm.url.rsplit(":", 1)[1]))
+
+    def pump(source: socket.socket, target: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                secure = context.wrap_socket(raw, server_side=True)
+            except OSError:
+                raw.close()
+                continue
+            plain = socket.create_connection(backend)
+            threading.Thread(target=pump, args=(secure, plain), daemon=True).start()
+            threading.Thread(target=pump, args=(plain, secure), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"https://localhost:{listener.getsockname()[1]}", cert
+    listener.close()
+
+
+def test_over_tls_the_early_request_is_verified_as_httpx_verifies_and_the_next_call_uses_httpx(
+    tls_front: tuple[str, Path], fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    url, ca_file = tls_front
+    (tmp_path / "notes.txt").write_text("secret plan\n")
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]), Reply(text="It says: plan."))
+    proc = subprocess.run(
+        [sys.executable, "-m", "react_agent_mini", "read notes.txt"],
+        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=f"{url}/v1", SSL_CERT_FILE=str(ca_file))
+        | {"TRACE": "1"},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "It says: plan."
+    assert "[trace] early.taken" in proc.stderr
+    assert len(fake_llm.requests) == 2
+    assert "secret plan" in json.dumps(fake_llm.requests[1].body)
+
+
+def test_a_server_whose_certificate_is_not_trusted_gets_nothing_early(
+    tls_front: tuple[str, Path], fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    url, _ = tls_front
+    proc = subprocess.run(
+        [sys.executable, "-m", "react_agent_mini", "hello"],
+        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=f"{url}/v1", RAM_MAX_RETRIES="0")
+        | {"TRACE": "1", "SSL_CERT_FILE": "", "SSL_CERT_DIR": ""},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "CERTIFICATE_VERIFY_FAILED" in proc.stderr or "certificate" in proc.stderr.lower(), proc.stderr
+    assert "[trace] early.sent" not in proc.stderr
+    assert fake_llm.requests == []

@@ -209,6 +209,10 @@ def _usable_streams() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
 
 
+def _on_terminal() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def clean_text(text: str) -> str:
     """Text from argv or stdin that may hold undecodable bytes (Python keeps them as lone surrogates, which
     cannot be written anywhere): each such byte becomes U+FFFD."""
@@ -256,12 +260,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
     args.early_stdin = None
-    if args.task and not args.pipe and args.input_format == "text":  # a headless task: its first request may go now
-        from .early.lane import read_stdin_for, send_early
-
-        args.early_stdin = read_stdin_for(args, STDIN_WAIT_SECONDS)
-        send_early(parser, args, args.early_stdin)
     try:
+        if args.input_format == "text" and (args.task or args.pipe or not _on_terminal()):
+            from .early.lane import send_early
+
+            send_early(parser, args)  # a headless task: its first request may go now (and stdin be read)
         return _run(args)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)

@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from ..provider_env import Endpoint
 
 FREE_FLAGS = frozenset(
-    {"task", "provider", "model", "max_turns", "output_format", "include_partial_messages", "verbose", "max_budget_usd"}
+    {
+        "task",
+        "pipe",
+        "provider",
+        "model",
+        "max_turns",
+        "output_format",
+        "include_partial_messages",
+        "verbose",
+        "max_budget_usd",
+    }
 )
 """Flags that do not change the first request (any other flag not at its default: nothing is sent early)."""
 PLAIN_MODES = (None, "default", "acceptEdits", "bypassPermissions", "dontAsk")
@@ -57,11 +67,16 @@ WIRES = {
 }
 
 
-def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace, stdin_text: str | None) -> None:
-    """Send the first request now when it is known (`stdin_text`: what stdin held, read already, or None when
-    stdin is a terminal); never raises."""
+def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Send the first request now when it is known; never raises. Reads stdin first when the task comes (also)
+    from there, as the run would, and leaves what it read in `args.early_stdin` for the run."""
     try:
-        planned = plan(parser, args, os.environ, stdin_text)
+        flag = unusual_flag(parser, args)
+        if flag:
+            state.skipped = flag
+            return
+        args.early_stdin = _read_stdin(args)
+        planned = plan(args, os.environ, args.early_stdin)
         if isinstance(planned, str):
             state.skipped = planned
             return
@@ -81,10 +96,8 @@ def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace, stdin_
     trace("early.sent", bytes=len(sent.body))
 
 
-def plan(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, env: Mapping[str, str], stdin_text: str | None
-) -> tuple[str, dict[str, str], bytes] | str:
-    """The first request (URL, the provider's headers, the body) when nothing configured can change it; else why."""
+def unusual_flag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """The first flag given that can change the first request ("" when there is none)."""
     for action in parser._actions:
         if action.dest in FREE_FLAGS or action.default == "==SUPPRESS==":
             continue
@@ -93,6 +106,14 @@ def plan(
                 return f"--permission-mode {args.permission_mode}"
         elif getattr(args, action.dest, action.default) != action.default:
             return f"the flag {action.option_strings[0] if action.option_strings else action.dest}"
+    return ""
+
+
+def plan(
+    args: argparse.Namespace, env: Mapping[str, str], stdin_text: str | None
+) -> tuple[str, dict[str, str], bytes] | str:
+    """The first request (URL, the provider's headers, the body) when nothing configured can change it; else why.
+    The flags are checked already (`unusual_flag`); `stdin_text` is what stdin held (None: a terminal)."""
     task = " ".join(args.task or ()).strip()
     task = "\n\n".join(part for part in (task, (stdin_text or "").strip()) if part)
     if not task:
@@ -157,10 +178,12 @@ def _configuration(cwd: Path, env: Mapping[str, str]) -> Path | None:
     return next((path for path in candidates if os.path.lexists(path)), None)
 
 
-def read_stdin_for(args: argparse.Namespace, wait: float) -> str | None:
-    """What stdin holds for a headless task (as the run reads it: `cli._stdin_text`), or None on a terminal."""
+def _read_stdin(args: argparse.Namespace) -> str | None:
+    """What stdin holds for a headless task, read as the run reads it (`cli._stdin_text`: with a task argument, a
+    pipe silent for a few seconds is skipped; with `-p` or no argument, read to its end); None on a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
         return None
-    from ..cli import _stdin_text
+    from ..cli import STDIN_WAIT_SECONDS, _stdin_text
 
-    return _stdin_text(wait=wait)
+    task = " ".join(args.task or ()).strip()
+    return _stdin_text(wait=STDIN_WAIT_SECONDS if task and not args.pipe else None)
