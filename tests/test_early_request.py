@@ -11,10 +11,11 @@ import contextlib
 import gzip
 import json
 import socket
+import ssl
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -265,8 +266,8 @@ def test_a_task_read_from_stdin_goes_early(flags: tuple[str, ...], fake_llm: Fak
 
 
 @pytest.fixture
-def tls_front(fake_llm: FakeLLMServer, tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """`https://localhost:PORT` in front of the fake model, with a certificate made for it: the CA file to trust."""
+def certificate(tmp_path: Path) -> tuple[Path, ssl.SSLContext]:
+    """A certificate made for localhost (the CA file to trust) and a server context that presents it."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
         [
@@ -276,11 +277,39 @@ def tls_front(fake_llm: FakeLLMServer, tmp_path: Path) -> Iterator[tuple[str, Pa
         check=True,
         capture_output=True,
     )
-    import ssl
-
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
+    return cert, context
+
+
+def _tls_server(context: ssl.SSLContext, handle: Callable[[ssl.SSLSocket], None]) -> socket.socket:
+    """A TLS listener on 127.0.0.1 whose connections `handle` serves, each in a thread (close it to stop)."""
     listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                secure = context.wrap_socket(raw, server_side=True)
+            except OSError:
+                raw.close()
+                continue
+            threading.Thread(target=handle, args=(secure,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+@pytest.fixture
+def tls_front(
+    fake_llm: FakeLLMServer, certificate: tuple[Path, ssl.SSLContext]
+) -> Iterator[tuple[str, Path, list[bytes]]]:
+    """`https://localhost:PORT` in front of the fake model: its URL, the CA file to trust, and the request lines it
+    redirected (a request under `/v0/` is sent to the same path under `/v1/`)."""
+    cert, context = certificate
     backend = ("127.0.0.1", int(fake_llm.url.rsplit(":", 1)[1]))
 
     def pump(source: socket.socket, target: socket.socket) -> None:
@@ -294,42 +323,51 @@ def tls_front(fake_llm: FakeLLMServer, tmp_path: Path) -> Iterator[tuple[str, Pa
                 with contextlib.suppress(OSError):
                     end.shutdown(socket.SHUT_RDWR)
 
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                secure = context.wrap_socket(raw, server_side=True)
-            except OSError:
-                raw.close()
-                continue
-            plain = socket.create_connection(backend)
-            threading.Thread(target=pump, args=(secure, plain), daemon=True).start()
-            threading.Thread(target=pump, args=(plain, secure), daemon=True).start()
+    def forward(secure: ssl.SSLSocket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head and (data := secure.recv(65536)):
+            head += data
+        if head.startswith(b"POST /v0/"):  # moved: the same path under /v1, on this server
+            redirected.append(head.split(b"\r\n", 1)[0])
+            header, _, body = head.partition(b"\r\n\r\n")
+            sizes = [x for x in header.split(b"\r\n") if x.lower().startswith(b"content-length")]
+            while len(body) < int(sizes[0].split(b":")[1]) and (data := secure.recv(65536)):
+                body += data  # read whole: closing with unread bytes would reset the answer
+            moved = "Location: /v1/chat/completions\r\nContent-Length: 0\r\nConnection: close"
+            secure.sendall(f"HTTP/1.1 307 Temporary Redirect\r\n{moved}\r\n\r\n".encode())
+            secure.close()
+            return
+        plain = socket.create_connection(backend)
+        plain.sendall(head)
+        threading.Thread(target=pump, args=(plain, secure), daemon=True).start()
+        pump(secure, plain)
 
-    threading.Thread(target=serve, daemon=True).start()
-    yield f"https://localhost:{listener.getsockname()[1]}", cert
+    redirected: list[bytes] = []
+    listener = _tls_server(context, forward)
+    yield f"https://localhost:{listener.getsockname()[1]}", cert, redirected
     listener.close()
 
 
-def test_over_tls_the_early_request_is_verified_as_httpx_verifies_and_the_next_call_uses_httpx(
-    tls_front: tuple[str, Path], fake_llm: FakeLLMServer, tmp_path: Path
-) -> None:
-    url, ca_file = tls_front
-    (tmp_path / "notes.txt").write_text("secret plan\n")
-    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]), Reply(text="It says: plan."))
-    proc = subprocess.run(
-        [sys.executable, "-m", "react_agent_mini", "read notes.txt"],
-        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=f"{url}/v1", SSL_CERT_FILE=str(ca_file))
+def _https_run(task: str, base_url: str, ca_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "react_agent_mini", task],
+        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=base_url, SSL_CERT_FILE=str(ca_file))
         | {"TRACE": "1"},
-        cwd=tmp_path,
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_over_tls_the_early_request_is_verified_as_httpx_verifies_and_the_next_call_uses_httpx(
+    tls_front: tuple[str, Path, list[bytes]], fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    url, ca_file, _ = tls_front
+    (tmp_path / "notes.txt").write_text("secret plan\n")
+    fake_llm.enqueue(Reply(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]), Reply(text="It says: plan."))
+    proc = _https_run("read notes.txt", f"{url}/v1", ca_file, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "It says: plan."
     assert "[trace] early.taken" in proc.stderr
@@ -338,9 +376,9 @@ def test_over_tls_the_early_request_is_verified_as_httpx_verifies_and_the_next_c
 
 
 def test_a_server_whose_certificate_is_not_trusted_gets_nothing_early(
-    tls_front: tuple[str, Path], fake_llm: FakeLLMServer, tmp_path: Path
+    tls_front: tuple[str, Path, list[bytes]], fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    url, _ = tls_front
+    url, _, _ = tls_front
     proc = subprocess.run(
         [sys.executable, "-m", "react_agent_mini", "hello"],
         env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=f"{url}/v1", RAM_MAX_RETRIES="0")
@@ -355,3 +393,17 @@ def test_a_server_whose_certificate_is_not_trusted_gets_nothing_early(
     assert "CERTIFICATE_VERIFY_FAILED" in proc.stderr or "certificate" in proc.stderr.lower(), proc.stderr
     assert "[trace] early.sent" not in proc.stderr
     assert fake_llm.requests == []
+
+
+def test_a_redirect_answering_the_early_request_is_followed_as_httpx_follows_it(
+    tls_front: tuple[str, Path, list[bytes]], fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    url, ca_file, redirected = tls_front
+    fake_llm.enqueue(Reply(text="Found it."))
+    proc = _https_run("hello", f"{url}/v0", ca_file, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Found it."
+    assert "[trace] early.taken" in proc.stderr
+    # the early request and httpx's own were both redirected; httpx followed, and the model answered once
+    assert redirected == [b"POST /v0/chat/completions HTTP/1.1"] * 2, proc.stderr
+    assert len(fake_llm.requests) == 1

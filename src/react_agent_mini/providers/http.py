@@ -147,9 +147,11 @@ async def post_sse(
             early = take(url, headers, request.content)
         try:
             async with asyncio.timeout_at(deadline):
-                if early is not None:
-                    response = await early_response(early, request)
-                else:
+                response = await early_response(early, request) if early is not None else None
+                if response is not None and response.is_redirect and client.follow_redirects:
+                    await response.aclose()  # as httpx would, from the start: its client follows redirects
+                    response = None
+                if response is None:
                     response = await client.send(request, stream=True)
         except TimeoutError:
             raise _no_first_byte(provider, first_byte_timeout, "no response headers") from None
