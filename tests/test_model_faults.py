@@ -234,6 +234,27 @@ def test_a_repeat_whose_result_changed_or_with_an_edit_between_is_no_loop(
     assert proc.stdout == "Counted to 4 and edited twice.\n"
 
 
+def test_only_read_s_own_unchanged_notice_counts_as_the_same_result(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    """A Read of an unchanged file answers with its notice, whose data says so: the same result as before. A command
+    that comes to print the notice's very words has a changed result (its data is a command's): no loop yet."""
+    from react_agent_mini.tools.builtin.read import UNCHANGED_STUB
+
+    (tmp_path / "a.txt").write_text("one\n")
+    (tmp_path / "s.txt").write_text("x")
+    (tmp_path / "stub.txt").write_text(UNCHANGED_STUB)
+    read = ToolCall("Read", {"file_path": "a.txt"})
+    fake_llm.set_responder(lambda request: Reply(tool_calls=[read]))
+    proc = ram(*NO_SANDBOX, "read it", env=env_for("openai", fake_llm), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr.count("[tool] Read") == 2  # the content, the notice, stopped
+    assert results(fake_llm.requests[2])[-1] == UNCHANGED_STUB
+    looks_like_it = ToolCall("Bash", {"command": "cat s.txt; cp stub.txt s.txt"})  # x, then the notice's words
+    fake_llm.set_responder(lambda request: Reply(tool_calls=[looks_like_it]))
+    proc = ram(*NO_SANDBOX, "run it", env=env_for("openai", fake_llm, ALLOW_WRITE="1"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    ran = [line for line in proc.stderr.splitlines() if line.startswith("[tool] Bash")]
+    assert len(ran) == 3  # x, the words (changed), the words (the same): the fourth is the third repeat
+
+
 # ---- tool calls printed as text ----
 
 TEXT_CALLS = {

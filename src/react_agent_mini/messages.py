@@ -13,7 +13,8 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from .shell_result import ShellResult
+from .result_details import ToolDetails, from_record, loaded_text, recorded_text, to_record
+from .shell_result import Omission
 
 
 class TextBlock(msgspec.Struct, frozen=True):
@@ -76,9 +77,12 @@ class ToolResultBlock(msgspec.Struct, frozen=True, weakref=True):
     type: Literal["tool_result"] = "tool_result"
     images: tuple[ImageData, ...] = ()
     """Images sent after the text where the provider takes them (Anthropic); compaction drops them with the text."""
-    details: ShellResult | None = None
-    """The result as data (a Bash command's: `shell_result`), which `content` renders; kept in the transcript,
-    never sent to a model. None for other tools, and for results recorded before results carried it."""
+    details: ToolDetails | None = None
+    """The result as data (`result_details`: a Bash command's, which `content` renders; a Read's, a Grep's, a
+    Glob's), kept in the transcript, never sent to a model. None for other tools and for errors."""
+    cut: Omission | None = None
+    """Set on the copy compaction sends in place of a result it cut from the middle: where its line is in `content`
+    and what it stands for, so cutting that copy again counts it without reading the text. Never recorded or sent."""
 
 
 class ThinkingBlock(msgspec.Struct, frozen=True):
@@ -222,7 +226,9 @@ def block_to_dict(block: ContentBlock, *, details: bool = False) -> dict[str, An
             if is_error:
                 out["is_error"] = True
             if details and block.details is not None:
-                out["details"] = msgspec.to_builtins(block.details)
+                out["details"] = to_record(block.details)
+                if not images and recorded_text(content, block.details) is None:  # the data renders it: not twice
+                    del out["content"]
             return out
         case ThinkingBlock(thinking=thinking, signature=signature, provider_data=data):
             thought = {"type": "thinking", "thinking": thinking, "signature": signature}
@@ -242,7 +248,11 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
         data = str(raw.get("provider_data", ""))
         return ToolUseBlock(str(raw["id"]), str(raw["name"]), dict(raw.get("input") or {}), provider_data=data)
     if kind == "tool_result":
-        content = raw.get("content", "")
+        recorded = raw.get("details")
+        found = from_record(recorded) if isinstance(recorded, Mapping) else None
+        content = raw.get("content")
+        if content is None:  # not recorded beside data that renders it (`result_details.recorded_text`)
+            content = loaded_text(found)
         images: tuple[ImageData, ...] = ()
         if isinstance(content, list):  # text and image parts
             text = "\n".join(
@@ -250,10 +260,8 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
             )
             images = tuple(image_from_dict(p) for p in content if isinstance(p, Mapping) and p.get("type") == "image")
             content = text
-        recorded = raw.get("details")
-        shell = _shell_result(recorded) if isinstance(recorded, Mapping) else None
         return ToolResultBlock(
-            str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images, details=shell
+            str(raw["tool_use_id"]), str(content), bool(raw.get("is_error")), images=images, details=found
         )
     if kind == "thinking":
         data = str(raw.get("provider_data", ""))
@@ -264,14 +272,6 @@ def block_from_dict(raw: Mapping[str, Any]) -> ContentBlock:
         image = image_from_dict(raw)
         return ImageBlock(image.media_type, image.data)
     raise ValueError(f"unknown content block type: {kind!r}")
-
-
-def _shell_result(raw: Mapping[str, Any]) -> ShellResult | None:
-    """A recorded result's data (None when it does not fit: the text alone is still the result)."""
-    try:
-        return msgspec.convert(raw, ShellResult)
-    except msgspec.ValidationError:
-        return None
 
 
 def image_to_dict(image: ImageData) -> dict[str, Any]:

@@ -2,13 +2,18 @@
 
 The Bash tool returns one of these with its result (`ToolOutput.details`, kept on the `ToolResultBlock` and in the
 transcript), and `text` renders it for the model: the one place the model-facing layout is made. The REPL (its
-output tail, `/output`) and compaction (Bash's own cut marks) read the fields, never the text.
+output tail, `/output`) and compaction (Bash's own cut marks) read the fields, never the text; the transcript keeps
+the fields alone when the text is what they render (`result_details.py`).
 
 The layout `text` makes (the Bash tool's description states it): stdout; then, after a blank line, `stderr:` and
 the stderr text if there was any; `(no output)` when both were empty; then, after a blank line, the status lines
 (`Exit code N`, `Killed by signal SIGxxx`, a timeout) and notes (background processes, a reset working directory);
 then, after another blank line, what the sandbox has to say. A stream longer than the capture limit keeps its head
 and tail around `[... N characters (M lines) omitted ...]` (`omitted_mark`).
+
+A result recorded before results carried their data (an old session) has only its text: `recorded_cuts` reads the
+marks it shows, once, when the session is loaded (`recorded_results.py`), into a `RecordedCuts`; nothing reads a
+result's text for marks while a session runs.
 
 A leaf module (msgspec only): `messages` reads it to keep results, and the tools and the front ends build on it.
 """
@@ -42,8 +47,8 @@ def omitted_mark(chars: int, lines: int) -> str:
     return f"\n[... {chars} characters ({lines} lines) omitted ...]\n"
 
 
-class ShellResult(msgspec.Struct, frozen=True, omit_defaults=True):
-    """One command's outcome."""
+class ShellResult(msgspec.Struct, frozen=True, omit_defaults=True, tag="shell", tag_field="kind"):
+    """One command's outcome (recorded as `"kind": "shell"`; data recorded without a kind is this too)."""
 
     stdout: str = ""
     """Its standard output as kept (head, mark, tail when it was cut)."""
@@ -108,12 +113,37 @@ class Omission(msgspec.Struct, frozen=True):
     """What it stands for (lines: None when the mark does not say)."""
 
 
-def omissions(text: str, result: ShellResult | None) -> list[Omission]:
+class RecordedCut(msgspec.Struct, frozen=True):
+    """A cut mark as the text of a result recorded before results carried their data shows it."""
+
+    chars: int
+    lines: int | None = None
+    """None: the mark does not say (the oldest ones)."""
+
+    @property
+    def mark(self) -> str:
+        """The mark, with the line breaks around it, as that text shows it."""
+        if self.lines is None:
+            return f"\n[... {self.chars} characters omitted ...]\n"
+        return omitted_mark(self.chars, self.lines)
+
+
+class RecordedCuts(msgspec.Struct, frozen=True, tag="recorded-shell", tag_field="kind"):
+    """What is known of a Bash result recorded before results carried their data: the cut marks its text shows,
+    read from it once, when its session was loaded (`recorded_cuts`)."""
+
+    marks: tuple[RecordedCut, ...]
+
+    def cuts(self) -> tuple[RecordedCut, ...]:
+        return self.marks
+
+
+def omissions(text: str, result: ShellResult | RecordedCuts | None) -> list[Omission]:
     """The marks in `text` (a result's text, whole or already cut by compaction) that stand for what the command's
-    capture left out, as `result` records them; for a result recorded before results carried their data (None),
-    the marks its text shows (`recorded_omissions`)."""
+    capture left out, as `result` records them (for a result recorded before results carried data, as its text
+    showed them when it was loaded); none without data (a hook's text, a command started in the background)."""
     if result is None:
-        return recorded_omissions(text)
+        return []
     found: list[Omission] = []
     after = 0
     for cut in result.cuts():
@@ -128,10 +158,11 @@ _RECORDED_MARK = re.compile(r"\n\[\.\.\. (\d+) characters(?: \((\d+) lines\))? o
 """The mark as results recorded before they carried their data show it (and, older still, without a line count)."""
 
 
-def recorded_omissions(text: str) -> list[Omission]:
-    """The marks in the text of a result recorded before results carried their data (an old session resumed):
-    read back from that text once, here, where the mark is made."""
-    return [
-        Omission(m.start(), m.end(), int(m.group(1)), int(m.group(2)) if m.group(2) is not None else None)
+def recorded_cuts(text: str) -> RecordedCuts | None:
+    """The marks in the text of a Bash result recorded before results carried their data (an old session loaded):
+    read back from that text once, here, where the mark is made; None when it shows none."""
+    marks = tuple(
+        RecordedCut(int(m.group(1)), int(m.group(2)) if m.group(2) is not None else None)
         for m in _RECORDED_MARK.finditer(text)
-    ]
+    )
+    return RecordedCuts(marks) if marks else None

@@ -20,6 +20,10 @@ before anything is appended, so a new record never joins a torn one.
 Loading replays the records in order and never moves one: an unreadable line is skipped, and a tool call whose
 result is not in the message right after it gets an "interrupted" result there (results nothing waits for are
 dropped), so the resumed history is always valid to send.
+
+A tool result is recorded with its data (`details`, `result_details.py`) and its text; a Bash result's text only when
+it is not what its data renders (loading renders it again, byte for byte). A result recorded before the tools gave
+data gets the data its text shows, once, as `load` reads it (`recorded_results.py`).
 """
 
 from __future__ import annotations
@@ -236,8 +240,12 @@ class LoadedSession(msgspec.Struct):
 
 
 def load(path: Path) -> LoadedSession:
-    """Replay a transcript, in order, into a valid history."""
-    return _load(path)[0]
+    """Replay a transcript, in order, into a valid history (old results given the data their text shows)."""
+    from .recorded_results import with_recorded_data
+
+    loaded = _load(path)[0]
+    loaded.messages = with_recorded_data(loaded.messages)
+    return loaded
 
 
 def _load(path: Path) -> tuple[LoadedSession, str]:

@@ -5,6 +5,7 @@ and tail exact parts of the original), and which tools keep only their head."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from hypothesis import strategies as st
 from react_agent_mini.compact.budget import MIDDLE_CUT, TRUNCATION_NOTE
 from react_agent_mini.compact.estimate import utf16_len
 from react_agent_mini.compact.pipeline import CompactOptions, apply_tool_result_budget
-from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock, user_text
+from react_agent_mini.messages import Message, ToolResultBlock, ToolUseBlock, message_to_dict, user_text
+from react_agent_mini.read_result import ReadResult
 from react_agent_mini.tools.base import ToolContext
 from react_agent_mini.tools.builtin.bash import BashArgs, BashTool
+from react_agent_mini.transcript import load
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..test_cli import assert_no_traceback, env_for, ram
@@ -52,6 +55,15 @@ def middle_of(original: str, head: str, tail: str) -> str:
 def history_with(name: str, content: str, **tool_input: Any) -> list[Message]:
     use = ToolUseBlock("t1", name, tool_input or {"command": "make test"})
     return [user_text("go"), Message("assistant", (use,)), Message("user", (ToolResultBlock("t1", content),))]
+
+
+def recorded_before_data(tmp_path: Path, messages: list[Message]) -> list[Message]:
+    """`messages` written as a transcript was before results carried data, and loaded back (`transcript.load`)."""
+    path = tmp_path / "old.jsonl"
+    records: list[dict[str, Any]] = [{"type": "meta", "session_id": "old"}]
+    records += [{"type": "message", "message": message_to_dict(m)} for m in messages]  # no details
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return load(path).messages
 
 
 def cut(messages: list[Message], limit: int = 4000) -> str:
@@ -116,11 +128,15 @@ def test_bash_keeps_head_and_tail_at_line_boundaries_within_the_cap() -> None:
     assert 0.3 < len(head) / (len(head) + len(tail)) < 0.45
 
 
-def test_an_old_bash_marker_without_a_line_count_gives_characters_only() -> None:
+def test_an_old_bash_marker_without_a_line_count_gives_characters_only(tmp_path: Path) -> None:
     output = "a\n" * 8000 + "\n[... 123456 characters omitted ...]\n" + "z\n" * 8000
-    head, chars, lines, tail = split(cut(history_with("Bash", output)))
+    head, chars, lines, tail = split(cut(recorded_before_data(tmp_path, history_with("Bash", output))))
     assert lines is None
     assert chars == len(middle_of(output, head, tail)) - len("\n[... 123456 characters omitted ...]\n") + 123456
+    # The same text in a result of this session without data (a hook's text): output like any other.
+    head, chars, lines, tail = split(cut(history_with("Bash", output)))
+    middle = middle_of(output, head, tail)
+    assert (chars, lines) == (len(middle), middle.count("\n"))
 
 
 def test_a_long_single_line_is_cut_mid_line() -> None:
@@ -137,7 +153,9 @@ def test_the_tool_name_comes_from_the_call_each_result_answers() -> None:
     history = [
         user_text("go"),
         Message("assistant", calls),
-        Message("user", (ToolResultBlock("r", text), ToolResultBlock("b", text, is_error=True))),
+        Message(
+            "user", (ToolResultBlock("r", text, details=ReadResult(1, 2999, 2999)), ToolResultBlock("b", text, True))
+        ),
     ]
     read, bash = apply_tool_result_budget(history, CompactOptions.v4())[-1].tool_results
     assert TRUNCATION_NOTE in read.content and read.content.startswith(text[:3000])

@@ -22,6 +22,7 @@ from react_agent_mini.compact.pipeline import (
 from react_agent_mini.events import Terminal
 from react_agent_mini.loop import QueryDeps, QueryParams, query, whole_result_ids
 from react_agent_mini.messages import ImageData, Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
+from react_agent_mini.read_result import ReadResult
 from react_agent_mini.tools.base import ToolContext, ToolRegistry
 from react_agent_mini.tools.builtin.echo import EchoTool
 from react_agent_mini.tools.builtin.read import ReadArgs, ReadTool
@@ -171,7 +172,8 @@ def test_budget_keeps_untouched_messages_and_blocks_identical() -> None:
 async def test_read_note_gives_the_offset_to_continue_from(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text("".join(f"line number {n} of the file\n" for n in range(1, 401)))
     output = await ReadTool().call(ReadArgs("big.py"), ToolContext(cwd=tmp_path))
-    history = [U("read"), *tool_turn("r1", output.content, file_path="big.py")]
+    use = ToolUseBlock("r1", "Read", {"file_path": "big.py"})
+    history = [U("read"), A(use), Message("user", (ToolResultBlock("r1", output.content, details=output.details),))]
     content = first_result(apply_tool_result_budget(history, opts(max_tool_result_chars=1000))[2]).content
     shown, note = content.split(TRUNCATION_NOTE)
     *whole, partial = shown.split("\n")
@@ -187,10 +189,15 @@ def test_notes_for_other_tools() -> None:
     assert "output filtered (grep, head, tail)" in truncation_note("out", 10, bash)
     assert truncation_note("out", 10, grep).endswith("call Grep again with narrower arguments.]")
     assert truncation_note("out", 10, None) == f"{TRUNCATION_NOTE} to its first 10 characters.]"
-    # A Read whose text is not numbered lines (an error, a stub) gets no offset.
+    # A Read whose data shows no lines (an error, a stub) gets no offset; the offset comes from the data.
     read = ToolUseBlock("r", "Read", {"file_path": "a"})
     assert "offset" not in truncation_note("File does not exist", 10, read)
-    assert truncation_note("7\tabc", 10, read).endswith("Read a with offset=7.]")  # line 7 itself was cut
+    assert "offset" not in truncation_note("File unchanged", 10, read, ReadResult(7, notice="unchanged"))
+    assert truncation_note("7\tabc", 10, read, ReadResult(7, 1, 9)).endswith("Read a with offset=7.]")  # 7 was cut
+    assert "offset" not in truncation_note("7\tabc", 10, read)  # numbered text without data: no numbers are read
+    assert truncation_note("7\tabc\n8\tde", 10, read, ReadResult(7, 2, 9)).endswith("offset=8.]")
+    assert "offset" not in truncation_note("7\tabc\n\n[File has", 10, read, ReadResult(7, 1, 9))  # past the lines
+    assert "offset" not in truncation_note("7", 10, read, ReadResult(7, 1, 9))  # not even its number shown
 
 
 # ---- ③ retain (C6-C10, C12) ----

@@ -26,6 +26,9 @@ from react_agent_mini.compact.tokens import estimate_tokens
 from react_agent_mini.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, user_text
 from react_agent_mini.providers.anthropic import AnthropicProvider, to_anthropic_messages
 from react_agent_mini.providers.base import ModelRequest
+from react_agent_mini.read_result import ReadResult
+from react_agent_mini.result_details import ToolDetails
+from react_agent_mini.search_result import SearchResult
 
 from ..fakes.fake_llm import validate_anthropic
 from .test_compact_head_tail import middle_of, split, the_head
@@ -36,13 +39,13 @@ def opts(**overrides: Any) -> CompactOptions:
     return CompactOptions.from_env({}, **overrides)
 
 
-def turn(i: int, name: str, content: str, **tool_input: Any) -> list[Message]:
-    """A user message, a tool call and its result, and an answer."""
+def turn(i: int, name: str, content: str, *, details: ToolDetails | None = None, **tool_input: Any) -> list[Message]:
+    """A user message, a tool call and its result (with the data its tool gave, `details`), and an answer."""
     use = ToolUseBlock(f"t{i}", name, tool_input or {"file_path": f"src/m{i}.py"})
     return [
         user_text(f"request {i}: look at m{i}"),
         Message("assistant", (TextBlock(f"Looking at m{i}."), use)),
-        Message("user", (ToolResultBlock(use.id, content),)),
+        Message("user", (ToolResultBlock(use.id, content, details=details),)),
         Message("assistant", (TextBlock(f"m{i} is fine. " * 20),)),
     ]
 
@@ -114,7 +117,7 @@ def test_a_30_kb_result_goes_whole_at_a_128k_window() -> None:
 
 
 def test_a_long_read_keeps_whole_lines_and_says_where_to_read_on() -> None:
-    history = turn(0, "Read", code(3000), file_path="src/big.py")
+    history = turn(0, "Read", code(3000), details=ReadResult(1, 3000, 3000), file_path="src/big.py")
     options = opts(fresh_result_tokens=5000)
     content = apply_tool_result_budget(history, options)[2].tool_results[0].content
     assert estimate_tokens(content) <= 5000
@@ -136,7 +139,7 @@ def test_a_long_bash_result_keeps_head_and_tail() -> None:
 def test_grep_keeps_whole_entries_and_counts_them() -> None:
     entries = [f"src/m{n}.py:{n}:    return value_{n}" for n in range(250)]
     content = "\n".join([*entries, "[Showing results 1..250 of 1234. Use offset=250 to see more.]"])
-    history = turn(0, "Grep", content, pattern="return", path="src")
+    history = turn(0, "Grep", content, details=SearchResult(250, 1234, mode="content"), pattern="return", path="src")
     out = apply_tool_result_budget(history, opts(fresh_result_tokens=600))[2].tool_results[0].content
     *shown, note = out.split("\n")
     assert shown == entries[: len(shown)] and 10 < len(shown) < 250
@@ -147,7 +150,7 @@ def test_grep_keeps_whole_entries_and_counts_them() -> None:
 def test_glob_entries_are_cut_with_their_total() -> None:
     content = "\n".join(f"src/pkg/module_{n}.py" for n in range(100))
     content += "\n(Showing 100 of 900 matches, newest first. Narrow the pattern or the path to see the rest.)"
-    out = cut_entries(content, 800, "Glob")
+    out = cut_entries(content, 800, "Glob", SearchResult(100, 900, mode="glob"))
     *shown, note = out.split("\n")
     assert all(line.startswith("src/pkg/module_") for line in shown)
     assert f"(results 1..{len(shown)} of 900)" in note and "narrow the pattern or the path" in note

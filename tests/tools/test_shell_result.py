@@ -21,7 +21,7 @@ from react_agent_mini.messages import (
     message_from_dict,
     message_to_dict,
 )
-from react_agent_mini.shell_result import ShellResult, StreamCut, omissions, omitted_mark
+from react_agent_mini.shell_result import ShellResult, StreamCut, omissions, omitted_mark, recorded_cuts
 from react_agent_mini.tools.base import ToolContext, ToolOutput
 from react_agent_mini.tools.builtin.bash import OUTPUT_LIMIT, BashTool
 from react_agent_mini.ui.render import bash_outcome
@@ -39,14 +39,14 @@ async def test_the_result_is_data_and_its_text_is_the_documented_layout(tmp_path
     assert out.content == "out\n\nstderr:\nerr\n\nExit code 3" == out.details.text()
     assert out.is_error
     quiet = await run(tmp_path, "true")
-    assert quiet.details is not None and quiet.details.silent and quiet.content == "(no output)"
+    assert isinstance(quiet.details, ShellResult) and quiet.details.silent and quiet.content == "(no output)"
     block = ToolResultBlock("t1", out.content, out.is_error, details=out.details)
     assert bash_outcome(block) == ("out\n\nstderr:\nerr", "Exit code 3")
 
 
 async def test_what_the_capture_cut_is_recorded(tmp_path: Path) -> None:
     out = await run(tmp_path, "seq 1 100000")
-    assert out.details is not None and out.details.stderr_cut is None
+    assert isinstance(out.details, ShellResult) and out.details.stderr_cut is None
     cut = out.details.stdout_cut
     assert cut is not None
     original = "".join(f"{n}\n" for n in range(1, 100_001))
@@ -66,16 +66,17 @@ def test_the_data_is_kept_in_the_transcript_and_never_sent() -> None:
     assert message_from_dict(message_to_dict(message)).tool_results[0].details is None  # an older transcript
 
 
-@pytest.mark.parametrize("recorded", [True, False], ids=["with data", "recorded before data"])
-def test_compaction_counts_what_bash_left_out_from_the_data(recorded: bool) -> None:
+@pytest.mark.parametrize("recorded", ["with data", "no data", "recorded before data"])
+def test_compaction_counts_what_bash_left_out_from_the_data(recorded: str) -> None:
     printed = omitted_mark(999_999, 9_999)  # a command's own output that looks like Bash's mark
     stdout = "a\n" * 8000 + printed + "z\n" * 8000
     result = ShellResult(stdout, "", 0)
     content = result.text()
-    both = cut_head_tail(content, 4000, details=result if recorded else None)
+    details = {"with data": result, "no data": None, "recorded before data": recorded_cuts(content)}[recorded]
+    both = cut_head_tail(content, 4000, details=details)
     assert both is not None
     count = int(both.split("[… ", 1)[1].split(" characters", 1)[0].replace(",", ""))
-    if recorded:  # the data says nothing was cut: the printed line is output like any other
-        assert count < len(content)
-    else:  # only the text to go by (an old session): the mark is taken at its word, as before
+    if recorded == "recorded before data":  # an old session: its text, read once on load, is taken at its word
         assert count > 999_999
+    else:  # the data says nothing was cut, or there is none (a hook's text): the line is output like any other
+        assert count < len(content)

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from react_agent_mini.read_result import ReadResult
 from react_agent_mini.tools.base import ModelTool, ToolContext, ToolInputError, ToolOutput
 from react_agent_mini.tools.builtin.edit import EditTool
 from react_agent_mini.tools.builtin.read import UNCHANGED_STUB, ReadTool
@@ -17,6 +18,8 @@ from react_agent_mini.tools.file_state import FileRead
 from react_agent_mini.tools.text_files import looks_binary, split_lines
 
 READ, WRITE, EDIT = ReadTool(), WriteTool(), EditTool()
+STUB = ReadResult(notice="unchanged")
+"""The data of Read's answer for an unchanged range read from line 1."""
 
 
 async def run(tool: ModelTool[Any], ctx: ToolContext, **raw: Any) -> ToolOutput:
@@ -50,7 +53,7 @@ def bump_mtime(path: Path) -> None:
 async def test_read_numbers_lines_without_padding(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\nbeta\n\ngamma\n")
     out = await run(READ, ctx, file_path="a.txt")
-    assert out == ToolOutput("1\talpha\n2\tbeta\n3\t\n4\tgamma")
+    assert out == ToolOutput("1\talpha\n2\tbeta\n3\t\n4\tgamma", details=ReadResult(1, 4, 4))
 
 
 async def test_read_accepts_absolute_path_and_last_line_without_newline(ctx: ToolContext, tmp_path: Path) -> None:
@@ -155,7 +158,9 @@ async def test_read_crlf_shows_clean_lines_and_strips_bom(ctx: ToolContext, tmp_
 
 async def test_read_empty_file_is_not_an_error_and_counts_as_read(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("")
-    assert await run(READ, ctx, file_path="empty.txt") == ToolOutput("empty.txt is empty.")
+    assert await run(READ, ctx, file_path="empty.txt") == ToolOutput(
+        "empty.txt is empty.", details=ReadResult(notice="empty")
+    )
     out = await run(WRITE, ctx, file_path="empty.txt", content="now\n")
     assert out == ToolOutput("Updated empty.txt (1 line).")
 
@@ -229,7 +234,7 @@ async def test_dedupe_stub_when_earlier_result_is_whole(ctx: ToolContext, tmp_pa
     first = await run(READ, as_call(ctx, "r1"), file_path="f.txt")
     assert first.content.startswith("1\tline 1")
     second = await run(READ, as_call(ctx, "r2", "r1"), file_path="f.txt")
-    assert second == ToolOutput(UNCHANGED_STUB)
+    assert second == ToolOutput(UNCHANGED_STUB, details=STUB)
     assert UNCHANGED_STUB == (
         "File unchanged since your last Read of this range; the content in that earlier Read result is still "
         "current — refer to it instead of reading again."
@@ -242,7 +247,7 @@ async def test_dedupe_treats_offset_zero_and_default_limit_as_same_range(ctx: To
     lines_file(tmp_path / "f.txt", 3)
     await run(READ, as_call(ctx, "r1"), file_path="f.txt")
     out = await run(READ, as_call(ctx, "r2", "r1"), file_path="f.txt", offset=0, limit=2000)
-    assert out == ToolOutput(UNCHANGED_STUB)
+    assert out == ToolOutput(UNCHANGED_STUB, details=STUB)
 
 
 async def test_no_stub_when_earlier_result_is_not_whole(ctx: ToolContext, tmp_path: Path) -> None:
@@ -253,7 +258,7 @@ async def test_no_stub_when_earlier_result_is_not_whole(ctx: ToolContext, tmp_pa
     assert out.content == "1\tline 1\n2\tline 2\n3\tline 3"
     assert ctx.file_reads.get(tmp_path / "f.txt").tool_use_id == "r2"  # type: ignore[union-attr]
     # And the new read is what a later stub points at.
-    assert await run(READ, as_call(ctx, "r3", "r2"), file_path="f.txt") == ToolOutput(UNCHANGED_STUB)
+    assert await run(READ, as_call(ctx, "r3", "r2"), file_path="f.txt") == ToolOutput(UNCHANGED_STUB, details=STUB)
 
 
 async def test_no_stub_when_file_changed(ctx: ToolContext, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from react_agent_mini.search_result import SearchResult
 from react_agent_mini.tools.base import ToolContext, ToolInputError, ToolOutput
 from react_agent_mini.tools.builtin import ripgrep
 from react_agent_mini.tools.builtin.glob import GlobTool
@@ -237,7 +238,9 @@ async def test_grep_content_across_files_sorted_by_path(ws: Path) -> None:
 
 async def test_grep_count_case_glob_type(ws: Path) -> None:
     assert lines(await grep(ws, pattern="needle", output_mode="count", path="app.py")) == ["app.py:3"]
-    assert await grep(ws, pattern="NEEDLE", glob="*.py", output_mode="count") == ToolOutput("No matches for NEEDLE.")
+    assert await grep(ws, pattern="NEEDLE", glob="*.py", output_mode="count") == ToolOutput(
+        "No matches for NEEDLE.", details=SearchResult(0, 0, mode="count")
+    )
     # As with rg, a glob reaches files an ignore rule names (not ones inside ignored directories).
     assert lines(await grep(ws, pattern="NEEDLE", glob="*.py", output_mode="count", **{"-i": True})) == [
         "app.py:3",
@@ -306,7 +309,7 @@ async def test_grep_paging(tmp_path: Path) -> None:
 
 
 async def test_grep_errors_and_no_match(ws: Path) -> None:
-    assert await grep(ws, pattern="zzz") == ToolOutput("No matches for zzz.")
+    assert await grep(ws, pattern="zzz") == ToolOutput("No matches for zzz.", details=SearchResult(0, 0))
     assert await grep(ws, pattern="x", path="missing/dir") == ToolOutput(
         "Path does not exist: missing/dir", is_error=True
     )

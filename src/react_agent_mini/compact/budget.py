@@ -8,14 +8,16 @@ How a result is cut depends on the tool that produced it (named by the matching 
   status are at the end of a command's output. 40% of the room goes to the head, 60% to the tail, each cut at
   a line boundary when one is near.
 - Everything else keeps its first `max_tool_result_chars` characters (UTF-16 units, as the v4 pipeline counts them)
-  and gets a note saying it was cut and how to get the rest — for a Read, the offset to continue from, taken
-  from the line numbers Read puts in front of each line. Read, Grep and Glob page from the start (offset,
-  head_limit), so their head is what the next call continues; an MCP tool's output has no known shape (often
-  JSON or a document), where a head reads better than two fragments.
+  and gets a note saying it was cut and how to get the rest — for a Read, the offset to continue from, from the
+  result's data (`read_result.ReadResult`: its first line and how many lines it shows), not from its text. Read,
+  Grep and Glob page from the start (offset, head_limit), so their head is what the next call continues; an MCP
+  tool's output has no known shape (often JSON or a document), where a head reads better than two fragments.
 
 Either way running the stage again changes nothing (a head+tail result fits the cap; a head-only note
-depends only on the kept text and the call), and a result's cut is computed once: the same result block gives
-the same cut block on every call, so the outbound copy stays the same objects from call to call.
+depends only on the kept text, the call and the result's data), and a result's cut is computed once: the same
+result block gives the same cut block on every call, so the outbound copy stays the same objects from call to call.
+What Bash itself left out comes from the result's data too (`shell_result.omissions`), and a head+tail copy says
+where its own line is (`ToolResultBlock.cut`), so cutting it again (profile v2) reads no text either.
 
 Profile v2's stage ① (shape.py) builds on these cuts and runs in the same frame, `rewrite_each_result`;
 pipeline.py picks the profile.
@@ -23,7 +25,6 @@ pipeline.py picks the profile.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
@@ -31,7 +32,9 @@ import msgspec
 
 from ..memo import IdentityMemo, PrefixMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..shell_result import Omission, ShellResult, omissions
+from ..read_result import ReadResult
+from ..result_details import ToolDetails
+from ..shell_result import Omission, RecordedCuts, ShellResult, omissions
 from ..trace import enabled, trace
 from .common import Rewrite, call_for, family_of_call, path_hint, rewrite_results, same_messages
 from .estimate import utf16_len, utf16_prefix, utf16_suffix
@@ -50,16 +53,15 @@ HEAD_PERCENT = 40
 SNAP_PERCENT = 25
 """A head or tail is cut back to a line boundary when that costs at most this share of it."""
 
-_NUMBERED_LINE = re.compile(r"(\d+)\t")
 
-
-def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None) -> str:
-    """The note appended to a result cut to its head `kept`: what happened, and how the model can see the rest."""
+def truncation_note(kept: str, limit: int, tool_use: ToolUseBlock | None, details: ToolDetails | None = None) -> str:
+    """The note appended to a result cut to its head `kept`: what happened, and how the model can see the rest
+    (for a Read, the offset its data, `details`, says the rest starts at)."""
     head = f"{TRUNCATION_NOTE} to its first {limit} characters."
     if tool_use is None:
         return head + "]"
     if family_of_call(tool_use) == "read":
-        resume = _read_resume_line(kept)
+        resume = details.resume_line(kept) if isinstance(details, ReadResult) else None
         if resume is not None:
             target = path_hint(tool_use.input) or "the file"
             return f"{head} To see the rest, Read {target} with offset={resume}.]"
@@ -81,53 +83,44 @@ def middle_cut_line(chars: int, lines: int | None) -> str:
     )
 
 
-def _read_resume_line(kept: str) -> int | None:
-    """The first line number Read showed only partly (or not at all) in `kept`; None for non-numbered text."""
-    # The text after the last newline may have been cut mid-line: resume at the line before it plus one.
-    end = kept.rfind("\n")
-    if end < 0:
-        match = _NUMBERED_LINE.match(kept)
-        return int(match.group(1)) if match else None
-    start = kept.rfind("\n", 0, end) + 1
-    match = _NUMBERED_LINE.match(kept, start)
-    if match:
-        return int(match.group(1)) + 1
-    # Not a numbered line (a note after the lines, or not Read's usual output): no offset to give.
-    return None
-
-
 def is_placeholder(content: str) -> bool:
     """True for ②'s `[Old tool result content cleared] tool=<Name> <path>` (one line)."""
     return content.startswith(PLACEHOLDER_PREFIX) and "\n" not in content
 
 
-def _already_cut(content: str, limit: int, tool_use: ToolUseBlock | None) -> bool:
+def _already_cut(content: str, limit: int, tool_use: ToolUseBlock | None, details: ToolDetails | None) -> bool:
     """True when `content` is exactly what this stage produces for some text: cutting again would change it."""
     at = content.rfind(TRUNCATION_NOTE)
     if at < 0:
         return False
     kept = content[:at]
-    return utf16_len(kept) <= limit and content[at:] == truncation_note(kept, limit, tool_use)
+    return utf16_len(kept) <= limit and content[at:] == truncation_note(kept, limit, tool_use, details)
 
 
-_OWN_CUT = re.compile(r"\[… ([\d,]+) characters(?: \(([\d,]+) lines\))? " + re.escape(MIDDLE_CUT) + r";[^\n]*…\]\n")
-"""This stage's own line and the newline after it, in a result cut again (profile v2 cuts an older result
-further when it needs room). It stands for what its count says; the newline before it belongs to the head (one
-character and line too many when that earlier cut had split a line: heads are cut at line ends when they can)."""
-
-
-def cut_head_tail(content: str, limit: int, *, again: bool = False, details: ShellResult | None = None) -> str | None:
+def cut_head_tail(
+    content: str, limit: int, *, earlier: Omission | None = None, details: ToolDetails | None = None
+) -> str | None:
     """`content` as its head, the line saying how much of the middle was cut, and its tail, all within `limit`
-    UTF-16 units; None when the cap leaves too little room for that (the caller then keeps the head alone).
+    UTF-16 units; None when the cap leaves too little room for that (the caller then keeps the head alone)."""
+    both = head_tail(content, limit, earlier=earlier, details=details)
+    return None if both is None else both[0]
+
+
+def head_tail(
+    content: str, limit: int, *, earlier: Omission | None = None, details: ToolDetails | None = None
+) -> tuple[str, Omission] | None:
+    """`cut_head_tail`, and where its line is in the text it returns and what it stands for (`ToolResultBlock.cut`).
 
     The count is of the original output: a mark for what Bash itself left out (where the result's data,
     `details`, says its capture cut a stream: `shell_result.omissions`), when it lies in the part cut here, is
-    replaced by what it stood for — and, with `again` (a result this stage cut before), so is the line an earlier
-    cut left."""
-    inner = omissions(content, details)
-    if again:
-        own = [Omission(m.start(), m.end(), _count(m.group(1)), _lines(m.group(2))) for m in _OWN_CUT.finditer(content)]
-        inner = sorted([*inner, *own], key=lambda o: o.start)
+    replaced by what it stood for — and so is `earlier`, the line an earlier cut of this stage left in `content`
+    (profile v2 cuts an older result further when it needs room; its data, `ToolResultBlock.cut`, says where it is:
+    the line and the newline after it, the newline before it belonging to the head — one character and line too
+    many when that earlier cut had split a line: heads are cut at line ends when they can)."""
+    shell = details if isinstance(details, (ShellResult, RecordedCuts)) else None
+    inner = omissions(content, shell)
+    if earlier is not None:
+        inner = sorted([*inner, earlier], key=lambda o: o.start)
     most_chars = len(content) + sum(o.chars for o in inner)
     most_lines = content.count("\n") + sum(o.lines or 0 for o in inner)
     line_room = utf16_len(middle_cut_line(most_chars, most_lines)) + 2  # the line and a newline on each side
@@ -145,15 +138,9 @@ def cut_head_tail(content: str, limit: int, *, again: bool = False, details: She
             newlines = content.count("\n", mark.start, mark.end)  # Bash's mark: the two around it; ours: the one after
             lines = None if lines is None or mark.lines is None else lines + mark.lines - newlines
     before = "" if head.endswith("\n") else "\n"
-    return f"{head}{before}{middle_cut_line(chars, lines)}\n{tail}"
-
-
-def _count(digits: str) -> int:
-    return int(digits.replace(",", ""))
-
-
-def _lines(digits: str | None) -> int | None:
-    return None if digits is None else _count(digits)
+    line = middle_cut_line(chars, lines)
+    start = len(head) + len(before)
+    return f"{head}{before}{line}\n{tail}", Omission(start, start + len(line) + 1, chars, lines)
 
 
 def _snap_head(head: str) -> str:
@@ -179,14 +166,15 @@ def _cut(block: ToolResultBlock, limit: int, tool_use: ToolUseBlock | None) -> T
         return None
     if is_placeholder(content):
         return None  # ②'s placeholder is already as small as a result gets; cutting it would lose its hint
-    if _already_cut(content, limit, tool_use):
+    if _already_cut(content, limit, tool_use, block.details):
         return None
     if family_of_call(tool_use) == HEAD_TAIL_FAMILY:
-        both = cut_head_tail(content, limit, details=block.details)
+        both = head_tail(content, limit, details=block.details)
         if both is not None:
-            return msgspec.structs.replace(block, content=both)
+            return msgspec.structs.replace(block, content=both[0], cut=both[1])
     kept = utf16_prefix(content, limit)
-    return msgspec.structs.replace(block, content=kept + truncation_note(kept, limit, tool_use))
+    note = truncation_note(kept, limit, tool_use, block.details)
+    return msgspec.structs.replace(block, content=kept + note, cut=None)
 
 
 _cuts: IdentityMemo[ToolResultBlock | None] = IdentityMemo()

@@ -52,7 +52,9 @@ def _may_clear(block: ToolResultBlock, tool_use: ToolUseBlock, min_chars: int) -
 
 def cleared(block: ToolResultBlock, tool_use: ToolUseBlock) -> ToolResultBlock:
     """`block` as the placeholder for `tool_use` (the same copy on every call)."""
-    return _cleared(block, lambda b: msgspec.structs.replace(b, content=placeholder(tool_use), images=()), key=tool_use)
+    return _cleared(
+        block, lambda b: msgspec.structs.replace(b, content=placeholder(tool_use), images=(), cut=None), key=tool_use
+    )
 
 
 _clearable: IdentityMemo[ToolUseBlock | None] = IdentityMemo()

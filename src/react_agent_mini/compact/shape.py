@@ -5,9 +5,10 @@ in one Read, as in Claude Code). A longer one is cut the way its tool's output i
 
 - Bash: head and tail around one line saying how much of the middle was cut (budget.cut_head_tail, 40/60);
 - Grep and Glob: whole entries (lines) from the start, and a note with how many were shown of how many and
-  the offset to page on from;
+  the offset to page on from (from the result's data, `search_result.SearchResult`: which lines are the listing,
+  where the page starts, the total);
 - Read and everything else: the head, cut back to a line boundary, and the note saying how to read the rest
-  (for Read the offset, from its line numbers).
+  (for Read the offset, from its data: `read_result.ReadResult`).
 
 The cap is in estimated tokens (tokens.py), so a Chinese result is cut where its cost says, not where its
 characters would be for English. When v2 must make room (economy.py), older results fall to the v4 pipeline's
@@ -16,20 +17,20 @@ characters would be for English. When v2 must make room (economy.py), older resu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import msgspec
 
 from ..memo import IdentityMemo
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..search_result import SearchResult
+from ..shell_result import Omission
 from . import hook_context
 from .budget import (
     HEAD_TAIL_FAMILY,
-    MIDDLE_CUT,
     _snap_head,
-    cut_head_tail,
     cut_result,
+    head_tail,
     is_placeholder,
     rewrite_each_result,
     truncation_note,
@@ -43,8 +44,6 @@ ENTRY_FAMILY = "search"
 """The tool family whose output is one entry per line (Grep, Glob): cut at entries, with counts."""
 MARGIN_PERCENT = 97
 """A cut aims at this share of the cap, so the note it adds still fits."""
-_GREP_PAGE = re.compile(r"^\[Showing results (\d+)\.\.(\d+) of (\d+)\.")
-_GLOB_PAGE = re.compile(r"^\(Showing (\d+) of (\d+) matches")
 
 
 def shape_results(messages: Sequence[Message], options: CompactOptions, *, quiet: bool = False) -> Sequence[Message]:
@@ -75,7 +74,7 @@ def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | N
     result this stage cut already is cut again around the same middle, and says what both cuts left out."""
     if len(block.content) <= limit_chars // 2 or is_placeholder(block.content):
         return None
-    if family_of_call(tool_use) == HEAD_TAIL_FAMILY and MIDDLE_CUT in block.content:
+    if family_of_call(tool_use) == HEAD_TAIL_FAMILY and block.cut is not None:
         return _again(block, lambda b: _cut_again(b, limit_chars), key=limit_chars)
     return cut_result(block, limit_chars, tool_use)
 
@@ -83,8 +82,8 @@ def demoted(block: ToolResultBlock, limit_chars: int, tool_use: ToolUseBlock | N
 def _cut_again(block: ToolResultBlock, limit: int) -> ToolResultBlock | None:
     if utf16_len(block.content) <= limit:
         return None
-    both = cut_head_tail(block.content, limit, again=True, details=block.details)
-    return None if both is None else msgspec.structs.replace(block, content=both)
+    both = head_tail(block.content, limit, earlier=block.cut, details=block.details)
+    return None if both is None else msgspec.structs.replace(block, content=both[0], cut=both[1])
 
 
 _again: IdentityMemo[ToolResultBlock | None] = IdentityMemo()
@@ -101,36 +100,39 @@ def _shape(block: ToolResultBlock, cap: int, tool_use: ToolUseBlock | None) -> T
     chars = utf16_len(content)
     limit = chars * cap // tokens * MARGIN_PERCENT // 100
     for _ in range(4):  # the text cut may be denser than the whole: tighten until it fits
-        text = _cut_text(content, limit, tool_use, block)
+        text, line = _cut_text(content, limit, tool_use, block)
         if estimate_tokens(text) <= cap:
             break
         limit = limit * 9 // 10
-    return msgspec.structs.replace(block, content=text)
+    return msgspec.structs.replace(block, content=text, cut=line)
 
 
-def _cut_text(content: str, limit: int, tool_use: ToolUseBlock | None, block: ToolResultBlock) -> str:
+def _cut_text(
+    content: str, limit: int, tool_use: ToolUseBlock | None, block: ToolResultBlock
+) -> tuple[str, Omission | None]:
+    """The text cut for its tool, and where a head+tail cut put its line (None for the other cuts)."""
     name = tool_use.name if tool_use is not None else ""
     family = family_of_call(tool_use)
     if family == HEAD_TAIL_FAMILY:
-        both = cut_head_tail(content, limit, details=block.details)
+        both = head_tail(content, limit, details=block.details)
         if both is not None:
             return both
     if family == ENTRY_FAMILY:
-        return cut_entries(content, limit, name)
+        page = block.details if isinstance(block.details, SearchResult) else None
+        return cut_entries(content, limit, name, page), None
     kept = _snap_head(utf16_prefix(content, limit))
-    return kept + truncation_note(kept, limit, tool_use)
+    return kept + truncation_note(kept, limit, tool_use, block.details), None
 
 
-def cut_entries(content: str, limit: int, tool: str) -> str:
+def cut_entries(content: str, limit: int, tool: str, page: SearchResult | None = None) -> str:
     """The first whole entries (lines) of a Grep or Glob result that fit in `limit`, and a note: how many of
-    how many were shown, and how to see the rest."""
+    how many were shown, and how to see the rest. Which lines are entries, where the page starts and how many
+    there are come from the result's data, `page`; without it (no data) every line counts as one entry."""
     lines = content.split("\n")
     first, total = 0, None
     entries = lines
-    if lines and (page := _GREP_PAGE.match(lines[-1])):
-        first, total, entries = int(page.group(1)) - 1, int(page.group(3)), lines[:-1]
-    elif lines and (page := _GLOB_PAGE.match(lines[-1])):
-        total, entries = int(page.group(2)), lines[:-1]
+    if page is not None:
+        first, total, entries = page.first, page.total, lines[: page.lines]
     shown: list[str] = []
     room = limit - 300  # the note
     for line in entries:
@@ -139,13 +141,15 @@ def cut_entries(content: str, limit: int, tool: str) -> str:
             break
         shown.append(line)
     total = len(entries) if total is None else total
-    end = first + len(shown)
+    count = len(shown) if page is None else page.entries_in(len(shown))
+    of = len(entries) if page is None else page.shown
+    end = first + count
     if tool == "Grep":
         how = f"call Grep again with offset={end} (and head_limit for the page size), or narrow the search"
     else:
         how = "narrow the pattern or the path"
     note = (
-        f"[… {len(shown)} of these {len(entries)} entries shown (results {first + 1}..{end} of {total}); the rest "
+        f"[… {count} of these {of} entries shown (results {first + 1}..{end} of {total}); the rest "
         f"were cut by compaction. To see more, {how} …]"
     )
     return "\n".join([*shown, note])

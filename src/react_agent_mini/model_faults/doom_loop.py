@@ -5,8 +5,9 @@ The rule is OpenCode's, with one refinement. OpenCode asks when the same tool ge
 row; here the repeats count only while the result stays the same too. A call whose result changed is no loop: the
 world moved between the calls (a file changed between two Reads, a background shell printed more for BashOutput, a
 log grew under `tail`), and the model is right to look again. A Read of an unchanged file answers with its
-"unchanged" stub, which counts as the same result. Anything else between two calls — another call, a changed
-argument — ends the run of repeats, so a Read after an Edit after a Read is never one.
+"unchanged" stub (its data says so: `read_result.ReadResult.notice`), which counts as the same result. Anything
+else between two calls — another call, a changed argument — ends the run of repeats, so a Read after an Edit after
+a Read is never one.
 
 `REPEAT_LIMIT` identical calls in a row, the earlier ones with unchanged results: before the last of them runs, the
 run's `confirm` callback is asked (the REPL's `[y/N]` question). Yes: the calls run, and the question comes again
@@ -26,8 +27,8 @@ from collections.abc import Awaitable, Callable, Sequence
 import msgspec
 
 from ..messages import ToolResultBlock, ToolUseBlock
+from ..read_result import ReadResult
 from ..tools.base import ToolRegistry
-from ..tools.builtin.read import UNCHANGED_STUB
 
 REPEAT_LIMIT = 3
 """Identical calls in a row (the earlier ones with unchanged results) that make a loop: OpenCode's threshold. Two
@@ -136,6 +137,6 @@ def _key(use: ToolUseBlock) -> bytes:
 
 
 def _same(before: ToolResultBlock, now: ToolResultBlock) -> bool:
-    if now.content == UNCHANGED_STUB:  # Read's answer for a file that has not changed since it was read
+    if isinstance(now.details, ReadResult) and now.details.notice == "unchanged":  # Read: the file has not changed
         return True
     return now.is_error == before.is_error and now.content == before.content and now.images == before.images

@@ -22,7 +22,7 @@ import msgspec
 
 from ..credentials import provider_credentials
 from ..messages import ContentBlock, ImageData
-from ..shell_result import ShellResult
+from ..result_details import ToolDetails
 from .declared import Family, field_values, typed_path_fields
 from .file_state import FileReads
 from .spec import ToolSpec
@@ -47,8 +47,9 @@ class ToolOutput(msgspec.Struct, frozen=True):
     """Set by the runner when the permission check refused the call."""
     end_turn: bool = False
     """The turn ends after this call's batch (a subagent whose tool call the user refused)."""
-    details: ShellResult | None = None
-    """The result as data, for the front ends and compaction (Bash's: `shell_result`); `content` is its text."""
+    details: ToolDetails | None = None
+    """The result as data, for the front ends and compaction (`result_details`: Bash's, whose text `content` is;
+    Read's, Grep's, Glob's)."""
 
 
 class ToolContext(msgspec.Struct):

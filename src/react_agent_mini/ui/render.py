@@ -32,7 +32,7 @@ from ..events import (
 )
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..output import WAITING_AFTER, short
-from ..shell_result import NO_OUTPUT
+from ..shell_result import NO_OUTPUT, ShellResult
 from ..terminal_text import visible
 from ..tools.builtin import family_named
 from .diff import Preview, preview_for
@@ -202,7 +202,7 @@ def bash_outcome(result: ToolResultBlock) -> tuple[str, str] | None:
     """A command's result as (what it printed, its status lines: `Exit code 1`, a timeout...), read from the result's
     data (`shell_result`); None when the command did not run (declined, skipped, interrupted, invalid): then there
     is no output. A result without data that is no error (a command started in the background) is all output."""
-    ran = result.details
+    ran = result.details if isinstance(result.details, ShellResult) else None
     if ran is None:
         return None if result.is_error else (result.content, "")
     return ran.streams(), "\n".join(ran.status_lines())
@@ -440,7 +440,7 @@ class TurnView:
             self._print(tool_line(use, label), "tool", no_wrap=True, overflow="ellipsis")
             self._print(checklist(parse_todos(use.input) or ()), "tool")
             return
-        shell = result.details is not None or family_named(use.name) == "shell"
+        shell = isinstance(result.details, ShellResult) or family_named(use.name) == "shell"
         ran = bash_outcome(result) if shell and not event.denied else None
         if ran is not None:  # the command ran: its last lines, and for a failure its status (`Exit code 1`) in red
             output, status = ran if result.is_error else (result.content, "")

@@ -252,7 +252,7 @@ async def _run(
     finally:
         poller.cancel()
         command.finished(Scan())  # what it leaves running is stopped when ram exits
-    if jail is not None and launch is not None and output.details is not None:
+    if jail is not None and launch is not None and isinstance(output.details, ShellResult):
         said = jail.finished(launch, output.content, output.is_error, output.details.silent)
         output = _with_sandbox(output, output.details, said)
     return output

@@ -5,7 +5,9 @@ The pattern's leading literal directories are resolved first (following `..` and
 with a plain sentence instead of a listing. Files come from `rg --files` (gitignore-aware, symlinks not
 followed); the pattern itself is matched here (glob_pattern.py), so it means what this tool says whatever
 rg's own `--glob` rules are. rg only gets a name prefilter (`--type-add`) and a depth limit, which shrink its
-output on large trees; a prefilter rg refuses is dropped and the listing run again without it.
+output on large trees; a prefilter rg refuses is dropped and the listing run again without it. A listing comes
+with its data (`search_result.SearchResult`: how many lines are paths, of how many matches), for what reads the
+result later (compaction).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
+from ...search_result import SearchResult
 from ..base import ModelTool, ToolContext, ToolOutput
 from ..declared import Touches
 from ..paths import display, inside, resolve
@@ -200,7 +203,7 @@ class GlobTool(ModelTool[GlobArgs]):
                 f"\n(Showing {len(shown)} of {total} matches, newest first. "
                 "Narrow the pattern or the path to see the rest.)"
             )
-        return ToolOutput(text)
+        return ToolOutput(text, details=SearchResult(len(shown), total, mode="glob"))
 
 
 def static_prefix(pattern: str) -> str:

@@ -144,8 +144,8 @@ class GrepTool(ModelTool[GrepArgs]):
             return ToolOutput(found, is_error=True)
         if ctx.read_denied is not None:
             found = found.without_denied(root, ctx.read_denied)
-        text = await asyncio.to_thread(render, spec, found, args.offset, limit, args.line_numbers)
-        return ToolOutput(text)
+        text, page = await asyncio.to_thread(render, spec, found, args.offset, limit, args.line_numbers)
+        return ToolOutput(text, details=page)
 
 
 def _is_binary(path: Path) -> bool:

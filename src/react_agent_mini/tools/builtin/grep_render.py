@@ -3,6 +3,8 @@
 Matching files are shown newest first; counts and content lines by path (rg's own order is whatever its threads
 finish in, so sorting here is what makes results, and `offset` paging, stable). A page holds at most `head_limit`
 entries and MAX_OUTPUT_CHARS characters, and a note says where it sits in the whole and how to get the next one.
+The page comes with its data (`search_result.SearchResult`: how many lines are the listing, which of them are `--`
+separators, its first entry, the total, an early stop), for what reads the result later (compaction).
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+import msgspec
+
+from ...search_result import SearchResult
 from .grep_search import Found, SearchSpec
 from .newest import dated
 
@@ -19,10 +24,12 @@ MAX_OUTPUT_CHARS = 100_000
 """Whatever head_limit says, a page stops growing here; the paging note tells where to continue."""
 
 
-def render(spec: SearchSpec, found: Found, offset: int, limit: int, numbers: bool) -> str:
-    """The page of `found` starting at `offset`, at most `limit` entries (0: no limit), with its notes."""
+def render(spec: SearchSpec, found: Found, offset: int, limit: int, numbers: bool) -> tuple[str, SearchResult]:
+    """The page of `found` starting at `offset`, at most `limit` entries (0: no limit), with its notes; and its
+    data."""
+    separators: list[int] = []
     if spec.mode == "content":
-        lines, shown = _render_content(spec, found, offset, limit, numbers)
+        lines, shown = _render_content(spec, found, offset, limit, numbers, separators)
         total = found.entries
     elif spec.mode == "count":
         found.counts.sort()
@@ -34,8 +41,10 @@ def render(spec: SearchSpec, found: Found, offset: int, limit: int, numbers: boo
         total = len(by_date)
         lines = _render_entries((os.fsdecode(p) for _, p in by_date), offset, limit)
         shown = len(lines)
+    page = SearchResult(len(lines), total, offset, tuple(separators), found.truncated, spec.mode)
     if total == 0:
         text = f"No matches for {spec.pattern}."
+        page = msgspec.structs.replace(page, lines=0)
     else:
         note = _page_note(offset, shown, total)
         text = "\n".join([*lines, note] if note else lines)
@@ -44,7 +53,7 @@ def render(spec: SearchSpec, found: Found, offset: int, limit: int, numbers: boo
             "\n[The search produced too much output and was stopped early: totals are incomplete. "
             "Narrow the pattern, path, glob or type.]"
         )
-    return _clean(text)
+    return _clean(text), page
 
 
 def _clean(text: str) -> str:
@@ -83,8 +92,11 @@ def _render_entries(entries: Iterable[str], offset: int, limit: int) -> list[str
     return out
 
 
-def _render_content(spec: SearchSpec, found: Found, offset: int, limit: int, numbers: bool) -> tuple[list[str], int]:
-    """Lines of the requested page and the number of entries shown (context lines are entries; `--` are not)."""
+def _render_content(
+    spec: SearchSpec, found: Found, offset: int, limit: int, numbers: bool, separators: list[int]
+) -> tuple[list[str], int]:
+    """Lines of the requested page and the number of entries shown (context lines are entries; `--` are not, and
+    where each of those went is added to `separators`)."""
     found.blocks.sort(key=lambda block: block[0])
     context = bool(spec.before or spec.after)
     out: list[str] = []
@@ -113,6 +125,7 @@ def _render_content(spec: SearchSpec, found: Found, offset: int, limit: int, num
             if (limit and shown >= limit) or (budget - len(line) < 0 < shown):
                 return out, shown
             if gap:
+                separators.append(len(out))
                 out.append("--")
                 gap = False
             out.append(line)

@@ -3,6 +3,9 @@
 The file is streamed line by line, so paging through a huge log costs memory for one page only. Each read is
 recorded in the session's FileReads: that is what lets Write and Edit proceed, and what lets a repeated Read
 of an unchanged range answer with a short stub instead of the same text again.
+
+Each answer carries its data (`read_result.ReadResult`: the first line shown, how many, of how many, or which
+notice), so what reads a Read's result later (compaction, the doom-loop guard) never reads the numbers in the text.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import IO, Annotated
 
 import msgspec
 
+from ...read_result import ReadResult
 from .. import paths
 from ..base import ModelTool, ToolContext, ToolOutput
 from ..file_state import FileRead
@@ -27,6 +31,8 @@ WHOLE_FILE_BYTES = 256 * 1024
 """Bigger files must be read with offset/limit, so one Read cannot swallow the context by accident."""
 OUTPUT_CHARS = 100_000
 """The numbered text of one result stops at a line boundary before this many characters."""
+EMPTY = ReadResult(notice="empty")
+"""The data of the answer for an empty file."""
 UNCHANGED_STUB = (
     "File unchanged since your last Read of this range; the content in that earlier Read result is still "
     "current — refer to it instead of reading again."
@@ -103,21 +109,23 @@ def _read(
         and (prior.limit or DEFAULT_LIMIT) == limit
         and prior.matches(info.st_mtime_ns, info.st_size)
     ):
-        return ToolOutput(UNCHANGED_STUB), None
+        return ToolOutput(UNCHANGED_STUB, details=ReadResult(first, notice="unchanged")), None
 
     record = FileRead(info.st_mtime_ns, info.st_size, first, args.limit, call_id)
     if is_image_path(path):  # the image itself, for a model that sees images (tools/images.py)
         from ..images import read_image
 
         line, image = read_image(path, shown)
-        return (ToolOutput(line, images=(image,)), record) if image is not None else _error(line)
+        if image is None:
+            return _error(line)
+        return ToolOutput(line, images=(image,), details=ReadResult(notice="image")), record
     try:
         with path.open("rb") as stream:
             head = stream.read(SNIFF_BYTES)
             if looks_binary(head):
                 return _error(f"Cannot read {shown}: it is a binary file ({info.st_size} bytes).")
             if not head:
-                return ToolOutput(f"{shown} is empty."), record
+                return ToolOutput(f"{shown} is empty.", details=EMPTY), record
             stream.seek(0)
             if args.limit is None and not args.offset and info.st_size > WHOLE_FILE_BYTES:
                 return _error(_too_large(shown, info.st_size, _count_lines(stream)))
@@ -131,7 +139,7 @@ def page_text(text: str, shown: str, args: ReadArgs) -> ToolOutput:
     disk): the same numbered lines, paging, notes and size guard as reading the file."""
     data = text.encode("utf-8", errors="replace")
     if not data:
-        return ToolOutput(f"{shown} is empty.")
+        return ToolOutput(f"{shown} is empty.", details=EMPTY)
     stream = io.BytesIO(data)
     if args.limit is None and not args.offset and len(data) > WHOLE_FILE_BYTES:
         return ToolOutput(_too_large(shown, len(data), _count_lines(stream)), is_error=True)
@@ -182,7 +190,8 @@ def _page(
         text += f"\n\n[File has {total} lines; showing lines {first}-{last}. Read more with offset={last + 1}.]"
     if replaced:
         text += "\n\n[Some bytes in these lines are not valid UTF-8; they are shown as U+FFFD (�).]"
-    return ToolOutput(text), msgspec.structs.replace(record, complete=not capped)
+    details = ReadResult(first, len(shown_lines), total, capped)
+    return ToolOutput(text, details=details), msgspec.structs.replace(record, complete=not capped)
 
 
 def _decode_line(raw: bytes, number: int) -> tuple[str, bool]:
