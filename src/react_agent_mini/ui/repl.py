@@ -166,7 +166,7 @@ class Repl:
         self.options = msgspec.structs.replace(self.options, trust=gate)
         if gate.everything:
             return
-        from ..trust.inventory import describe, project_items
+        from ..trust_review.inventory import describe, project_items
 
         items = await asyncio.to_thread(project_items, self.cwd, os.environ, self.options.permissions.setting_sources)
         pending = [item for item in items if not gate.permits(item)]

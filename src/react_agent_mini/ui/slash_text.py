@@ -26,7 +26,7 @@ def ago(seconds: float) -> str:
 def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
     """(command, result) of every Bash call in `messages` that ran (not declined, skipped or interrupted),
     oldest first."""
-    from ..tools.builtin import family_named
+    from ..builtin_tools import family_named
     from .render import bash_outcome
 
     shell = [u for m in messages for u in m.tool_uses if family_named(u.name) == "shell"]
