@@ -45,22 +45,12 @@ left): any cycle at all now fails."""
 
 
 FUNCTION_LEVEL_EXCEPTIONS: dict[tuple[str, str], str] = {
-    # Knot 1: {config, mcp, permissions, providers, tools, web} with compact, hooks, trust and custom_commands. (The
-    # tool runner imports `hooks` for the type checker only: tools -> hooks -> compact -> tools is no cycle.)
-    ("tools", "mcp"): "tools.shell_env -> mcp.config: the credentials withheld from a command include the variables "
-    "remote MCP servers' `url`s and `headers` name, read from the MCP config files",
-    ("tools", "config"): "tools.web_fetch -> config: WebFetch resolves the provider its page summaries are asked of "
-    "(a built-in tool above the tool kit: the tool declarations work moves it out of the tools' own layer)",
-    ("tools", "web"): "tools.web_fetch, tools.web_search -> web.*: the WebFetch and WebSearch tools are built on "
-    "the web package, which asks a model (web.answer -> providers -> tools.spec); same as above",
-    ("web", "permissions"): "web.search_config -> permissions.settings: the search backend is chosen in the "
-    "settings files, which permissions.settings reads (a settings part below both would remove it)",
-    ("trust", "hooks"): "trust.inventory -> hooks.command.config: `ram trust` lists everything a project "
-    "brings that needs trust; the inventory sits above what it lists, trust.items and trust.gate below it",
-    ("trust", "custom_commands"): "trust.inventory -> custom_commands.*: as above",
-    ("trust", "mcp"): "trust.inventory -> mcp.config: as above",
-    ("trust", "permissions"): "trust.inventory -> permissions.settings: as above",
-    # Knot 2, {headless, output, stream_json}, is gone: the session-host kit (kit/) holds what they shared.
+    # None. Knot 1, {config, mcp, permissions, providers, tools, web} with compact, hooks, trust and custom_commands,
+    # went: WebFetch and WebSearch live in `web/` (they are clients of the tool kit, known by name in
+    # `builtin_tools`), the MCP servers' credential variables reach the shell scrub as data (`app`), the settings
+    # files' paths are `settings_files`, below `permissions` and `web`, and the trust inventory is `trust_review/`,
+    # above the loaders it runs. Knot 2, {headless, output, stream_json}, went too: the session-host kit (kit/)
+    # holds what they shared.
 }
 """Edges between top-level parts made by function-level imports only, each closing a cycle between the parts, with
 why it is there. Any other cycle between parts fails, and so does an entry that no longer closes one."""
@@ -186,6 +176,32 @@ def test_the_tools_import_nothing_of_the_permissions() -> None:
         if importer.startswith(tools + ".")
         for target in targets
         if target == permissions or target.startswith(permissions + ".")
+    )
+    assert upward == []
+
+
+BUILT_ON: dict[str, set[str]] = {
+    # The tool kit: WebFetch and WebSearch (web/), MCP tools (mcp/), providers that put tool specs on the wire, the
+    # settings a provider is chosen from (config) are its clients, as are the permission and trust layers.
+    "tools": {"config", "custom_commands", "hooks", "mcp", "permissions", "providers", "trust", "web"},
+    # The trust gate: every loader of project configuration asks it (trust_review/ runs them, above them all).
+    "trust": {"custom_commands", "hooks", "mcp", "permissions", "trust_review"},
+    # The search settings read the settings files' paths (settings_files), not the permission loader.
+    "web": {"permissions", "trust", "hooks"},
+}
+"""For a part, the parts built on it: it imports none of them, at module level or inside a function (issue 27's
+knot: each of these edges was a function-level import closing a cycle)."""
+
+
+def test_the_parts_below_import_nothing_of_the_parts_built_on_them() -> None:
+    graphs = import_graph()
+    upward = sorted(
+        f"{importer} -> {target}"
+        for kind in ("module", "function")
+        for importer, targets in graphs[kind].items()
+        for target in targets
+        if (low := _part(importer).removeprefix(PACKAGE + ".")) in BUILT_ON
+        and _part(target).removeprefix(PACKAGE + ".") in BUILT_ON[low]
     )
     assert upward == []
 

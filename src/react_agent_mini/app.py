@@ -62,8 +62,8 @@ def default_tools(*, echo: bool = True) -> ToolRegistry:
     from .tools.builtin.kill_shell import KillShellTool
     from .tools.builtin.read import ReadTool
     from .tools.builtin.todo import TodoWriteTool
-    from .tools.builtin.web_fetch import WebFetchTool
     from .tools.builtin.write import WriteTool
+    from .web.fetch_tool import WebFetchTool
 
     bash = BashTool()
     return ToolRegistry(
@@ -81,6 +81,16 @@ def default_tools(*, echo: bool = True) -> ToolRegistry:
             TodoWriteTool(),
         ]
     )
+
+
+def withheld_credentials(cwd: Path, env: Mapping[str, str]) -> frozenset[str]:
+    """Every variable holding a credential ram uses, which Bash commands and hooks do not get (`tools.shell_env`):
+    the provider and search keys (`credentials.own_credentials`), and each variable a remote MCP server's `url` or
+    `headers` refers to in the MCP config files (`mcp.config.credential_references`)."""
+    from .credentials import own_credentials
+    from .mcp.config import credential_references
+
+    return own_credentials() | credential_references(cwd, env)
 
 
 ModelCalls: TypeAlias = Callable[[ModelProvider, RetryPolicy], CallModel]
@@ -205,11 +215,10 @@ def build_session(
     warnings[:0] = trust.warnings
     context.read_denied = policy.read_denied
     from .permissions.settings import load_pass_credentials
-    from .tools.shell_env import credential_variables
 
     passed, env_warnings = load_pass_credentials(cwd)
     warnings += env_warnings
-    context.shell.withheld = credential_variables(cwd, os.environ) - passed  # what Bash commands do not get
+    context.shell.withheld = withheld_credentials(cwd, os.environ) - passed  # what Bash commands do not get
     from .hooks.command.config import load_command_hooks
 
     permissions = options.permissions
@@ -225,7 +234,7 @@ def build_session(
     tools = _tool_table(options, warnings, mock=config.kind == "mock")
     _attach_sandbox(options, cwd, tools, policy, warnings, loaded_hooks.hooks)
     if _offered("WebSearch", options):  # only with a search backend configured
-        from .tools.builtin.web_search import configured_search_tool
+        from .web.search_tool import configured_search_tool
 
         search, search_warnings = configured_search_tool(cwd, os.environ)
         warnings += search_warnings
@@ -252,7 +261,7 @@ def build_session(
         session_id=options.session_id or "",
     )
     if page_model := os.environ.get("RAM_WEBFETCH_MODEL", "").strip():  # it answers WebFetch's prompt (web/answer.py)
-        from .tools.builtin.web_fetch import attach_page_reader
+        from .web.fetch_tool import attach_page_reader
 
         def count(usage: Usage) -> None:
             session.totals.usage += usage

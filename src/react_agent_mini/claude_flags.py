@@ -257,7 +257,7 @@ def _tools(value: str | None, warnings: list[str]) -> tuple[str, ...] | None:
     may hold "default" for all of those, plus more (`default,Echo`)."""
     if value is None or value.strip() == "default":
         return None
-    from .tools.builtin import built_in_names  # the tool classes, imported only for this flag
+    from .builtin_tools import built_in_names  # the tool classes, imported only for this flag
 
     names = tuple(dict.fromkeys(part for part in re.split(r"[,\s]+", value) if part))
     known = built_in_names()

@@ -240,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return acp_main(args_list[1:])
     if args_list[:1] == ["trust"]:  # trust a folder's own hooks, MCP servers and allow rules (trust/)
-        from .trust.cli import main as trust_main
+        from .trust_review.cli import main as trust_main
 
         return trust_main(args_list[1:])
     if args_list[:1] == ["rewind"]:  # a session's code and conversation back to an earlier turn (checkpoints/)

@@ -24,7 +24,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import msgspec
 
@@ -41,6 +41,12 @@ from .permissions.policy import Asker, PermissionPolicy
 from .providers.retry import retrying
 from .session import Session
 from .subagents.definitions import AgentCatalog
+
+if TYPE_CHECKING:
+    from .context.knowledge import Knowledge
+    from .custom_commands.catalog import CommandCatalog
+    from .providers.base import ModelProvider
+    from .tools.base import Tool
 
 
 class Remark(msgspec.Struct, frozen=True):
@@ -121,6 +127,50 @@ class SessionHost:
     def agents(self) -> AgentCatalog:
         """The agent types the Agent tool offers (a driving program may add some)."""
         return self.built.agents
+
+    @property
+    def provider(self) -> ModelProvider:
+        """Where the model calls go (its `name`, `model` and `max_tokens`)."""
+        return self.built.provider
+
+    @property
+    def knowledge(self) -> Knowledge:
+        """Project context, memory and skills behind the system prompt."""
+        return self.built.knowledge
+
+    @property
+    def hooks(self) -> Hooks | None:
+        """Every hook of the session; None: there are none."""
+        return self.built.hooks
+
+    @property
+    def commands(self) -> CommandCatalog:
+        """The custom slash commands (`.claude/commands/`), found the first time they are asked for."""
+        return self.built.commands
+
+    @property
+    def cwd(self) -> Path:
+        """The session's workspace."""
+        return self.built.session.context.cwd
+
+    def tool(self, name: str) -> Tool | None:
+        """The session's tool called `name` (MCP tools once joined), if it offers one."""
+        return self.built.session.tools.get(name)
+
+    @property
+    def saved(self) -> bool:
+        """Something of this conversation is in its transcript (it can be resumed)."""
+        return self.built.recorder.saved
+
+    def cut_conversation(self, kept: Sequence[Message], next_id: str) -> None:
+        """`/rewind`: the history becomes `kept`, the first messages of it; the model no longer holds what it read
+        in the dropped turns, compaction starts over, and the transcript records the cut (`next_id`: the id the
+        next message continues from)."""
+        session = self.built.session
+        session.restore(kept)
+        session.context.file_reads.clear()
+        session.compaction.reset()
+        self.built.recorder.rewound(len(kept), next_id)
 
     def set_prompts(self, base: str | None, extra: str) -> None:
         """Replace the system prompt's base instructions (None: ours) and what is appended to it."""

@@ -5,7 +5,7 @@ Everything that needs to know which providers exist reads this table and keeps n
 `--provider` choices (`cli`, `acp.main`, `batch.cli`), `Agent(provider=...)` (`library.options`), which provider
 the flags and environment pick (`provider_env`, which `scripts/run` asks, and `config`), the hints of
 `providers.errors`, and the credentials a command never sees and a project's `.mcp.json` never expands
-(`credentials`, read by `tools.shell_env` and `mcp.config`). A provider added here, or at run time with
+(`credentials`, read by `app` for the shell scrub and by `mcp.config`). A provider added here, or at run time with
 `register`, is offered, accepted, resolved, hinted at and withheld everywhere at once.
 
 The table's order is the order of precedence: without `--provider`, the first provider with a key (or token) set

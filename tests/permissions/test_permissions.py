@@ -34,8 +34,8 @@ from react_agent_mini.permissions.settings import (
     load_permissions,
     parse_mode,
     parse_rule_list,
-    user_settings_path,
 )
+from react_agent_mini.settings_files import user_settings_path
 from react_agent_mini.tools.base import ModelTool, ShellState, Tool, ToolContext, ToolOutput, ToolRegistry
 from react_agent_mini.tools.builtin.bash import BashTool
 from react_agent_mini.tools.builtin.echo import EchoTool
@@ -43,9 +43,9 @@ from react_agent_mini.tools.builtin.edit import EditTool
 from react_agent_mini.tools.builtin.glob import GlobTool
 from react_agent_mini.tools.builtin.grep import GrepTool
 from react_agent_mini.tools.builtin.read import ReadTool
-from react_agent_mini.tools.builtin.web_fetch import WebFetchTool
 from react_agent_mini.tools.builtin.write import WriteTool
 from react_agent_mini.tools.runner import SKIPPED, ToolRun, run_tool_calls
+from react_agent_mini.web.fetch_tool import WebFetchTool
 
 # ---------------------------------------------------------------- fixtures and helpers
 

@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 import pytest
 
+from react_agent_mini.builtin_tools import built_in_classes, family_named
 from react_agent_mini.function_tools import FunctionTool, tool
 from react_agent_mini.permissions.policy import Allow, Deny, PermissionPolicy, PermissionRequest
 from react_agent_mini.permissions.rules import RuleSet
 from react_agent_mini.tools.base import ModelTool, ToolContext, ToolOutput
-from react_agent_mini.tools.builtin import built_in_classes, family_named
 from react_agent_mini.tools.declared import Touches, family_of, touches_of
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from react_agent_mini import provider_registry
+from react_agent_mini.app import withheld_credentials
 from react_agent_mini.provider_registry import ProviderSpec
 from react_agent_mini.tools.base import ToolContext
 from react_agent_mini.tools.builtin.bash import BashTool
-from react_agent_mini.tools.shell_env import credential_variables
 
 TOOL = BashTool()
 
@@ -54,7 +54,7 @@ async def test_no_registered_provider_s_credential_reaches_a_command(
         monkeypatch.setenv(name, f"secret-{name}")
     monkeypatch.setenv("KEPT", "the user's own")
     session = ToolContext(cwd=tmp_path)
-    session.shell.withheld = credential_variables(tmp_path, {})  # as a session sets it (`app`)
+    session.shell.withheld = withheld_credentials(tmp_path, {})  # as a session sets it (`app`)
     assert await _printenv(session, names) == "the user's own\ndone"
     assert await _printenv(ToolContext(cwd=tmp_path), names) == "the user's own\ndone"  # the default state too
     session.shell.withheld = frozenset()  # nothing withheld: the command does see them (the test can fail)

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 from react_agent_mini.trust.gate import TrustGate, trust_gate
-from react_agent_mini.trust.inventory import describe, project_items
 from react_agent_mini.trust.items import make_item
 from react_agent_mini.trust.store import read_store, record_trust, revoke_trust, store_path
+from react_agent_mini.trust_review.inventory import describe, project_items
 
 
 def hostile(root: Path) -> Path:

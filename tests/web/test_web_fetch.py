@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.builtin.web_fetch import WebFetchArgs, WebFetchTool
 from react_agent_mini.web.fetch import FetchLimits
+from react_agent_mini.web.fetch_tool import WebFetchArgs, WebFetchTool
 from react_agent_mini.web.untrusted import PREAMBLE, REMINDER, TAG
 from react_agent_mini.web.urls import BadUrl, normalize, same_site
 

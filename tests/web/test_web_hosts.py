@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from react_agent_mini.permissions.policy import Allow, Deny, PermissionPolicy
 from react_agent_mini.permissions.rules import RuleError, RuleSet, parse_rule
 from react_agent_mini.tools.base import ToolContext, ToolOutput
-from react_agent_mini.tools.builtin.web_fetch import WebFetchTool
+from react_agent_mini.web.fetch_tool import WebFetchTool
 from react_agent_mini.web.hosts import BadHost, forget_pins, ipv4_of, normalize_host, pinned
 from react_agent_mini.web.urls import normalize, same_site
 

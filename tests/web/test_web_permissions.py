@@ -18,7 +18,7 @@ from react_agent_mini.permissions.policy import (
     allow_read_only,
 )
 from react_agent_mini.permissions.rules import RuleError, RuleSet, parse_rule
-from react_agent_mini.tools.builtin.web_fetch import WebFetchTool
+from react_agent_mini.web.fetch_tool import WebFetchTool
 
 
 class Asker:

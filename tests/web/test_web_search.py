@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from react_agent_mini.app import withheld_credentials
 from react_agent_mini.tools.base import ToolContext, ToolInputError
-from react_agent_mini.tools.builtin.web_search import WebSearchTool, configured_search_tool
-from react_agent_mini.tools.shell_env import credential_variables
 from react_agent_mini.web.search import BraveBackend, SearchBackend, SearxngBackend, TavilyBackend
 from react_agent_mini.web.search_config import search_backend
+from react_agent_mini.web.search_tool import WebSearchTool, configured_search_tool
 from react_agent_mini.web.untrusted import REMINDER, TAG
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
@@ -155,7 +155,7 @@ def test_which_backend_is_configured(tmp_path: Path) -> None:
 
 
 def test_search_keys_are_withheld_from_commands(tmp_path: Path) -> None:
-    assert {"BRAVE_API_KEY", "TAVILY_API_KEY"} <= credential_variables(tmp_path, {})
+    assert {"BRAVE_API_KEY", "TAVILY_API_KEY"} <= withheld_credentials(tmp_path, {})
 
 
 def test_the_cli_offers_websearch_only_with_a_backend_and_asks_for_it(

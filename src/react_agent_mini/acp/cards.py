@@ -2,7 +2,7 @@
 the places it touches, and for Edit and Write the change as a diff.
 
 These are pure functions of the call's name and input and the workspace root; what a built-in tool is comes from
-its declaration (`tools.builtin.family_named`), never from a list of names here. One exception: Write's diff shows the
+its declaration (`builtin_tools.family_named`), never from a list of names here. One exception: Write's diff shows the
 text being replaced, which the caller reads for us (`OldText`). Locations use 0-based lines, as Zed reads them.
 Read's `offset` is 1-based, so line 1 is location line 0.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 from acp.schema import FileEditToolCallContent, ToolCallLocation, ToolKind
 
-from ..tools.builtin import family_named
+from ..builtin_tools import family_named
 from ..tools.paths import display, resolve
 
 OldText = Callable[[Path], str | None]

@@ -39,6 +39,7 @@ from acp.schema import (
     ToolCallStart,
 )
 
+from ..builtin_tools import family_named
 from ..events import (
     AssistantTurn,
     Compacted,
@@ -56,7 +57,6 @@ from ..events import (
 )
 from ..host import HostEvent
 from ..messages import ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..tools.builtin import family_named
 from .cards import Card, OldText, card
 
 Update: TypeAlias = AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..builtin_tools import family_named
 from ..messages import Message
 from ..tools import paths
 from ..tools.base import ToolContext
-from ..tools.builtin import family_named
 
 if TYPE_CHECKING:  # the store, git, content and commands modules load at the first change, not at startup
     from tempfile import TemporaryDirectory

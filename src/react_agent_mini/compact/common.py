@@ -16,9 +16,9 @@ from typing import TypeAlias
 
 import msgspec
 
+from ..builtin_tools import family_named
 from ..memo import IdentityMemo, shared_prefix
 from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from ..tools.builtin import family_named
 from ..tools.declared import REGENERABLE, Family
 
 

@@ -74,9 +74,17 @@ def init_info(host: SessionHost) -> InitInfo:
 
 
 def key_source(config: ProviderConfig) -> str:
-    """Where the API key came from, as `system/init`'s `apiKeySource` says it."""
-    if config.kind == "openai":
-        return "OPENAI_API_KEY" if config.api_key and config.api_key != "local" else "none"
-    if config.kind == "anthropic":
-        return "ANTHROPIC_API_KEY" if config.api_key else "ANTHROPIC_AUTH_TOKEN"
+    """Where the API key came from, as `system/init`'s `apiKeySource` says it: the variable the provider read its
+    key (else its bearer token) from, by `provider_registry` (the one table of providers: one registered there is
+    named here too); `none` for the offline demo and for a local server reached without a key."""
+    from .. import provider_registry
+    from ..provider_env import LOCAL_KEY
+
+    spec = provider_registry.get(config.kind)
+    if spec is None or spec.offline:
+        return "none"
+    if config.api_key and config.api_key != LOCAL_KEY:
+        return spec.key_variable
+    if config.auth_token and spec.token_variable:
+        return spec.token_variable
     return "none"

@@ -44,6 +44,9 @@ _TYPE_ALIASES: dict[str, Transport] = {
     "sse": "sse",
 }
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+"""The start of a `${VAR}` or `${VAR:-default}` reference: a variable named so is withheld even where the
+reference is cut short."""
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools (Claude Code's MCP_TIMEOUT default)."""
@@ -128,6 +131,34 @@ def config_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, Scope, b
     else:
         files.append((cwd / ".mcp.json", "project", False))
     return files
+
+
+def credential_references(cwd: Path, env: Mapping[str, str]) -> frozenset[str]:
+    """Every variable a remote server's `url` or `headers` refers to in the MCP config files, trusted or not (the
+    tokens ram sends to those servers: the session withholds them from commands, `tools.shell_env`). Files that
+    cannot be read or parsed are skipped: `load_mcp_config` reports them."""
+    names: set[str] = set()
+    for path, _scope, _named in config_files(cwd, env):
+        try:
+            data: Any = msgspec.json.decode(path.read_bytes())
+        except (OSError, msgspec.DecodeError):
+            continue
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(servers, dict):
+            continue
+        for entry in servers.values():
+            if isinstance(entry, dict):
+                names.update(_remote_references(entry))
+    return frozenset(names)
+
+
+def _remote_references(entry: Mapping[str, Any]) -> set[str]:
+    """The variables a server entry's `url` and `headers` values refer to (stdio entries have neither)."""
+    values: list[object] = [entry.get("url")]
+    headers = entry.get("headers")
+    if isinstance(headers, dict):
+        values += headers.values()
+    return {name for value in values if isinstance(value, str) for name in _REFERENCE.findall(value)}
 
 
 def load_mcp_config(

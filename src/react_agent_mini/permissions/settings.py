@@ -1,6 +1,7 @@
 """Permission settings: the `permissions` blocks of the settings files, and the CLI's rule lists.
 
-Files, in order (lists are merged; a later `defaultMode` wins):
+Files, in order (lists are merged; a later `defaultMode` wins; where they are: `settings_files`, below this
+package and the other readers of these files):
 1. the user's `$XDG_CONFIG_HOME/react-agent-mini/settings.json` (default `~/.config/...`),
 2. `<workspace>/.claude/settings.json` and 3. `.claude/settings.local.json` (read as-is: Claude Code's format),
 4. `<workspace>/.agents/settings.json`.
@@ -27,13 +28,13 @@ passed over in silence in Claude Code's own files (`.claude/…`) and named once
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
+from ..settings_files import settings_files, user_settings_path
 from .rules import (
     PERMISSION_MODES,
     RULE_KINDS,
@@ -49,17 +50,6 @@ from .rules import (
 if TYPE_CHECKING:
     from ..trust.gate import TrustGate
     from ..trust.items import ItemKind
-
-PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json", ".agents/settings.json")
-"""Settings files inside the workspace, in load order."""
-SETTING_SOURCES = ("user", "project", "local")
-"""The names `--setting-sources` takes (Claude Code's)."""
-_SOURCE_OF = {
-    ".claude/settings.json": "project",
-    ".claude/settings.local.json": "local",
-    ".agents/settings.json": "project",
-}
-
 
 SETTINGS_KEYS = (
     "permissions",
@@ -210,25 +200,6 @@ class FileSettings(NamedTuple):
     """Problems that only make the agent ask more."""
     error: SettingsError | None
     """Why its rules cannot be known, or None."""
-
-
-def user_settings_path(env: Mapping[str, str] | None = None) -> Path:
-    """The user-level settings file."""
-    env = os.environ if env is None else env
-    config = env.get("XDG_CONFIG_HOME", "")
-    # the XDG spec says a relative value is invalid and must be ignored
-    base = Path(config) if config and os.path.isabs(config) else Path.home() / ".config"
-    return base / "react-agent-mini" / "settings.json"
-
-
-def settings_files(
-    workspace: Path, env: Mapping[str, str] | None = None, sources: Iterable[str] | None = None
-) -> list[Path]:
-    """Every settings file consulted, in load order (whether or not it exists); `sources`: only those of these
-    kinds (`user`, `project`, `local`), None: all."""
-    wanted = set(SETTING_SOURCES if sources is None else sources)
-    files = [user_settings_path(env)] if "user" in wanted else []
-    return files + [workspace / name for name in PROJECT_SETTINGS if _SOURCE_OF[name] in wanted]
 
 
 def load_permissions(

@@ -15,8 +15,9 @@ Each of those parts is a `TrustItem` with a digest of what it says (`items.py`).
 digests of its parts at that moment in the user's own config directory, never in the project (`store.py`), so a
 `git pull` that adds a hook or changes a server's command line brings a part nobody approved: it is left out, and
 the REPL asks about it at the next start. `TrustGate` (`gate.py`) is what the loaders ask, part by part, and it
-remembers what it left out for the one line a session starts with. `inventory.py` lists a folder's parts for the
-REPL's question and `ram trust`; `cli.py` is `ram trust`.
+remembers what it left out for the one line a session starts with. Every loader of project configuration imports
+this package, so it imports none of them: listing a folder's parts for the REPL's question and `ram trust` (which
+runs those loaders) is `trust_review/`, above them.
 
 A user can also trust whole trees without being asked: `{"trustedFolders": ["~/work"]}` in the user settings
 file trusts those folders and everything below them, whatever their configuration says (for CI machines and the

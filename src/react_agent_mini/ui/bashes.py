@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..app import Assembled
+    from ..host import SessionHost
     from ..tools.builtin.bash_background import BackgroundShells
 
 USAGE = "usage: /bashes [kill ID] — list the background shells, or stop one (e.g. /bashes kill bash_1)"
@@ -19,22 +19,21 @@ USAGE = "usage: /bashes [kill ID] — list the background shells, or stop one (e
 class BashesHost(Protocol):
     """What `/bashes` needs of the REPL (`ui.repl.Repl` is one)."""
 
-    async def ready(self) -> Assembled: ...
+    async def ready(self) -> SessionHost: ...
 
     def say(self, text: str, style: str = "") -> None: ...
 
 
-def shells_of(built: Assembled) -> BackgroundShells | None:
+def shells_of(host: SessionHost) -> BackgroundShells | None:
     """The session's background shells (None when it offers no built-in Bash)."""
     from ..tools.builtin.bash import BashTool
 
-    bash = built.session.tools.get("Bash")
+    bash = host.tool("Bash")
     return bash.background if isinstance(bash, BashTool) else None
 
 
 async def bashes_command(repl: BashesHost, args: str) -> None:
-    built = await repl.ready()
-    shells = shells_of(built)
+    shells = shells_of(await repl.ready())
     words = args.split()
     if words and (words[0] != "kill" or len(words) != 2):
         repl.say(USAGE, "yellow")

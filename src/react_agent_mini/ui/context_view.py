@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from ..app import Assembled
+    from ..host import SessionHost
     from ..tools.spec import ToolSpec
 
 CELLS = 100
@@ -45,11 +45,11 @@ def tool_groups(specs: Sequence[ToolSpec]) -> list[tuple[str, int]]:
     return [(label, tool_tokens(tools)) for label, tools in groups.items()]
 
 
-def context_parts(built: Assembled) -> list[tuple[str, int]]:
+def context_parts(host: SessionHost) -> list[tuple[str, int]]:
     """(label, estimated tokens) of everything the next request carries, in the order the grid shows them."""
     from ..call_record import context_parts as counted
 
-    session = built.session
+    session = host.session
     specs = session.tools.specs()
     sent = session.compaction.sent(session.messages)
     parts = counted(session.system_prompt, specs, sent)
@@ -68,30 +68,30 @@ def context_parts(built: Assembled) -> list[tuple[str, int]]:
     return [(label, tokens) for label, tokens in out if tokens > 0 or label == "system prompt"]
 
 
-def answer_reserve(built: Assembled) -> int:
+def answer_reserve(host: SessionHost) -> int:
     """The `max_tokens` a request asks for (0 when none is sent: the server decides)."""
-    provider = built.provider
-    wanted = built.session.max_tokens or getattr(provider, "max_tokens", None)
+    provider = host.provider
+    wanted = host.session.max_tokens or getattr(provider, "max_tokens", None)
     if wanted:
         return int(wanted)
-    if built.provider.name == "anthropic":
+    if provider.name == "anthropic":
         from ..providers.wire_layout import DEFAULT_MAX_TOKENS
 
         return DEFAULT_MAX_TOKENS
     return 0
 
 
-def context_report(built: Assembled) -> tuple[Text, Table, Text]:
+def context_report(host: SessionHost) -> tuple[Text, Table, Text]:
     """The grid, the table of parts, and the lines under it."""
-    session = built.session
+    session = host.session
     compaction = session.compaction
     window = compaction.window
     threshold = compaction.auto.trigger_tokens if compaction.auto.auto_enabled else window
-    parts = context_parts(built)
+    parts = context_parts(host)
     used = sum(tokens for _label, tokens in parts)
     reserve = max(0, window - threshold)
     free = max(0, window - used - reserve)
-    answer = answer_reserve(built)
+    answer = answer_reserve(host)
     styled = [(label, tokens, STYLES[n % len(STYLES)]) for n, (label, tokens) in enumerate(parts)]
 
     cells: list[tuple[str, str]] = []
@@ -135,7 +135,7 @@ def context_report(built: Assembled) -> tuple[Text, Table, Text]:
     else:
         where = "automatic summaries are off (AUTOCOMPACT=0): /compact summarises by hand"
     notes = Text()
-    notes.append(f"{built.provider.model} · {used:,} of {window:,} tokens (~{round(100 * used / window)}%) by estimate")
+    notes.append(f"{host.model} · {used:,} of {window:,} tokens (~{round(100 * used / window)}%) by estimate")
     if not reading.estimated:
         notes.append(f" · ~{reading.tokens:,} by the provider's count of the last request")
     notes.append(f"\nthe highlighted cell marks the compaction threshold: {where}")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..app import Assembled
+    from ..host import SessionHost
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -29,11 +29,11 @@ def setup_style(line: str) -> str:
     return "yellow" if line.startswith("warning:") else "dim"
 
 
-def recap_text(built: Assembled | None, title: str) -> str:
+def recap_text(host: SessionHost | None, title: str) -> str:
     """`title · N messages` and the last exchange, for a resumed session (`title` alone before it is built)."""
-    if built is None:
+    if host is None:
         return title
-    messages = built.session.messages
+    messages = host.session.messages
     lines = [f"{title} · {len(messages)} messages"]
     asked = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].is_user_text and not messages[i].meta), -1)
     if asked >= 0:  # the last exchange: what the user said, and what came after it (if anything did)
@@ -68,14 +68,14 @@ class Printer:
 
         self.console.print(markdown(text))
 
-    def status(self, built: Assembled) -> None:
+    def status(self, host: SessionHost) -> None:
         """The line after a turn: context use, tokens and cost so far, with a blank line either side."""
         from ..pricing import cost_usd, format_cost
         from .render import status_line
 
-        session = built.session
+        session = host.session
         usage = session.totals.usage
-        cost = cost_usd(built.provider.model, usage)
+        cost = cost_usd(host.model, usage)
         line = status_line(
             session.context_reading().percent,
             usage.total_input_tokens,

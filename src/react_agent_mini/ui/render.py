@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..builtin_tools import family_named
 from ..events import (
     AssistantTurn,
     Compacted,
@@ -34,7 +35,6 @@ from ..messages import ToolResultBlock, ToolUseBlock
 from ..output import WAITING_AFTER, short
 from ..shell_result import NO_OUTPUT, ShellResult
 from ..terminal_text import visible
-from ..tools.builtin import family_named
 from .diff import Preview, preview_for
 from .markdown_stream import MarkdownStream
 

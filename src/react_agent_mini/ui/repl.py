@@ -40,7 +40,7 @@ from .terminal import TerminalModes
 from .turns import SetupFailed, TurnControl
 
 if TYPE_CHECKING:
-    from ..app import Assembled, SessionOptions
+    from ..app import SessionOptions
     from ..custom_commands.catalog import CommandCatalog
     from ..host import SessionHost, TurnScope
     from ..messages import Message
@@ -74,9 +74,8 @@ class Repl:
         self.resume = options.resume
         self.cwd = options.cwd.resolve()
         self.host: SessionHost | None = None
-        """The session's owner, once built (None while the first prompt is up)."""
-        self.built: Assembled | None = None
-        """The session and its parts (the host's), once built."""
+        """The session's owner, once built (None while the first prompt is up): the REPL sees the session through
+        it."""
         self.input: Input | None = None
         self.printer = Printer()
         self.terminal = TerminalModes()
@@ -84,7 +83,7 @@ class Repl:
         self.commands = SlashCommands(self)
         self.modes = ModeSwitch()
         """The permission mode the prompt shows and Shift+Tab cycles."""
-        self._build_task: asyncio.Future[Assembled] | None = None
+        self._build_task: asyncio.Future[SessionHost] | None = None
         self._last_idle_interrupt = -DOUBLE_PRESS_SECONDS
         self._file_index = FileIndex(self.cwd)
         self._early_commands: CommandCatalog | None = None
@@ -148,7 +147,7 @@ class Repl:
         options = msgspec.structs.replace(self.options, mock_chunk_delay=MOCK_PACE)
         host = SessionHost.build(self.config, options, asker=self.turns.ask_permission)
         host.end_reason = "prompt_input_exit"
-        host.built.commands.commands  # noqa: B018 (found here, off the main thread, before /help or Tab needs them)
+        host.commands.commands  # noqa: B018 (found here, off the main thread, before /help or Tab needs them)
         preload()
         self.printer.console  # noqa: B018 (made here too)
         return host
@@ -166,7 +165,7 @@ class Repl:
         self.options = msgspec.structs.replace(self.options, trust=gate)
         if gate.everything:
             return
-        from ..trust.inventory import describe, project_items
+        from ..trust_review.inventory import describe, project_items
 
         items = await asyncio.to_thread(project_items, self.cwd, os.environ, self.options.permissions.setting_sources)
         pending = [item for item in items if not gate.permits(item)]
@@ -195,7 +194,7 @@ class Repl:
         gate.approve(keys)
         self.say("trusted: its hooks, MCP servers and rules apply (ram trust --revoke undoes it)", "dim")
 
-    async def _build(self) -> Assembled:
+    async def _build(self) -> SessionHost:
         if self._trust_settled is not None:
             await asyncio.shield(self._trust_settled)
         try:
@@ -213,19 +212,18 @@ class Repl:
             raise SetupFailed(message) from None
         from ..kit.setup import setup_report
 
-        self.host, self.built = host, host.built
-        built = host.built
-        self.modes.attach(built.policy)
+        self.host = host
+        self.modes.attach(host.policy)
         host.start()
         lines = setup_report(host, can_ask=True).lines  # broken settings: every call is asked for
         if self.resume is not None:
-            lines.append(recap_text(built, f"resumed session {built.session.session_id[:12]}"))
+            lines.append(recap_text(host, f"resumed session {host.session_id[:12]}"))
         if lines and self.input is not None:
             self.input.print_above("\n".join(lines))
-        return built
+        return host
 
-    async def ready(self) -> Assembled:
-        """The built session (waiting for the build if it is still running)."""
+    async def ready(self) -> SessionHost:
+        """The session's owner (waiting for the build if it is still running)."""
         self._start_build()
         assert self._build_task is not None
         return await asyncio.shield(self._build_task)
@@ -240,7 +238,7 @@ class Repl:
             return
         host = self.host
         assert host is not None
-        saved = host.built.recorder.saved
+        saved = host.saved
         with contextlib.suppress(Exception):
             await host.aclose()
         if host.session.messages and saved:
@@ -285,7 +283,7 @@ class Repl:
 
     def _idle_timer(self) -> asyncio.TimerHandle | None:
         """After a turn: run the Notification hooks (`idle_prompt`) once the prompt has waited `idle_seconds()`."""
-        hooks = self.built.hooks if self.built is not None else None
+        hooks = self.host.hooks if self.host is not None else None
         if not self.turns.answered or hooks is None:
             return None
         self.turns.answered = False
@@ -303,15 +301,14 @@ class Repl:
         if is_shell_escape(text):
             from .shell_escape import shell_escape
 
-            built = await self.ready()
-            await shell_escape(text, built.session.context.cwd, built.session.add_message, self.say)
+            host = await self.ready()
+            await shell_escape(text, host.cwd, host.session.add_message, self.say)
             return False
         await self.turn(text, files=True)
         return False
 
     def _complete(self, before_cursor: str) -> list[Candidate]:
-        built = self.built
-        manager = built.mcp.manager if built is not None else None
+        manager = self.host.mcp.manager if self.host is not None else None
         return complete(
             before_cursor,
             self.commands.completions(),
@@ -348,22 +345,22 @@ class Repl:
         except (PromptInterrupted, EOFError):
             return ""
 
-    def show_context(self, built: Assembled) -> None:
+    def show_context(self, host: SessionHost) -> None:
         from .context_view import context_report
 
-        grid, table, notes = context_report(built)
+        grid, table, notes = context_report(host)
         console = self.printer.console
         console.print(grid, end="")
         console.print(table)
         console.print(notes, style="dim")
 
     def recap(self, title: str) -> None:
-        self.say(recap_text(self.built, title), "dim")
+        self.say(recap_text(self.host, title), "dim")
 
     def command_catalog(self) -> CommandCatalog:
         """The custom commands: the session's once it is built, found here before that (for /help and Tab)."""
-        if self.built is not None:
-            return self.built.commands
+        if self.host is not None:
+            return self.host.commands
         if self._early_commands is None:
             from ..custom_commands.catalog import CommandCatalog
 

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..app import Assembled
     from ..checkpoints.plan import FileStep
+    from ..host import SessionHost
 
 
 class RewindHost(Protocol):
     """What `/rewind` needs of the REPL (`ui.repl.Repl` is one)."""
 
-    async def ready(self) -> Assembled: ...
+    async def ready(self) -> SessionHost: ...
 
     def say(self, text: str, style: str = "") -> None: ...
 
@@ -43,8 +43,8 @@ async def rewind_command(repl: RewindHost, args: str) -> None:
     from ..checkpoints.tracker import Checkpoints
     from ..tools.paths import display
 
-    built = await repl.ready()
-    session = built.session
+    host = await repl.ready()
+    session = host.session
     tracker = session.context.changes
     if not isinstance(tracker, Checkpoints):
         repl.say("checkpoints are off in this session (RAM_CHECKPOINTS=0): there is nothing to rewind to", "yellow")
@@ -104,8 +104,5 @@ async def rewind_command(repl: RewindHost, args: str) -> None:
     if keep is not None:
         dropped = len(history) - keep
         if dropped:
-            session.restore(history[:keep])
-            session.context.file_reads.clear()  # the model no longer holds what it read in the dropped turns
-            session.compaction.reset()
-            built.recorder.rewound(keep, next_id(history, keep))
+            host.cut_conversation(history[:keep], next_id(history, keep))
         repl.recap(f"conversation back {back_to(turn)} ({len(summaries) - turn} later turn(s) dropped)")

@@ -29,7 +29,6 @@ from ..messages import Message
 from .slash_text import ago, bash_runs, status_report
 
 if TYPE_CHECKING:
-    from ..app import Assembled
     from ..custom_commands.catalog import CommandCatalog
     from ..host import SessionHost, TurnScope
     from ..transcript import SessionInfo
@@ -39,17 +38,12 @@ class SlashHost(Protocol):
     """What slash commands need of the REPL (`ui.repl.Repl` is one); `rewind.RewindHost` is a part of it."""
 
     @property
-    def built(self) -> Assembled | None:
-        """The session and its parts, once built (None while the first prompt is up)."""
-        ...
-
-    @property
     def host(self) -> SessionHost | None:
-        """The session's owner, once built (`/clear` and `/resume` start or switch conversations through it)."""
+        """The session's owner, once built (None while the first prompt is up): commands see the session through it."""
         ...
 
-    async def ready(self) -> Assembled:
-        """The built session (waiting for the build if it is still running)."""
+    async def ready(self) -> SessionHost:
+        """The session's owner (waiting for the build if it is still running)."""
         ...
 
     def say(self, text: str, style: str = "") -> None:
@@ -64,7 +58,7 @@ class SlashHost(Protocol):
         """One answer line; empty when the user pressed Ctrl+C or Ctrl+D."""
         ...
 
-    def show_context(self, built: Assembled) -> None:
+    def show_context(self, host: SessionHost) -> None:
         """Print `/context`'s grid and table (`context_view.py`)."""
         ...
 
@@ -171,9 +165,7 @@ class SlashCommands:
             return await handler(args)
         from ..kit.commands import Done, Send, resolve
 
-        await self.repl.ready()
-        host = self.repl.host
-        assert host is not None  # built
+        host = await self.repl.ready()
         outcome = await resolve(host, line.strip())  # a custom command, an MCP prompt, a skill (`kit.commands`)
         for note in outcome.notes if isinstance(outcome, Send | Done) else ():
             self.repl.say(note, "yellow")
@@ -196,36 +188,34 @@ class SlashCommands:
             if f"/{command.name}" not in BUILTIN_NAMES:
                 hint = f" {command.argument_hint}" if command.argument_hint else ""
                 out.append((f"/{command.name}", (command.description or "custom command") + hint))
-        built = self.repl.built
-        if built is not None:
-            if built.mcp.manager is not None:
-                out += [(f"/{p.command}", p.description or "MCP prompt") for p in built.mcp.manager.prompts()]
-            for skill in built.knowledge.skills:
+        host = self.repl.host
+        if host is not None:
+            if host.mcp.manager is not None:
+                out += [(f"/{p.command}", p.description or "MCP prompt") for p in host.mcp.manager.prompts()]
+            for skill in host.knowledge.skills:
                 if f"/{skill.id}" not in BUILTIN_NAMES:
                     out.append((f"/{skill.id}", skill.description or "skill"))
         return out
 
     def arguments(self, command: str) -> list[tuple[str, str]]:
         """Values a command takes, for completion."""
-        built = self.repl.built
-        if built is None:
+        host = self.repl.host
+        if host is None:
             return []
         if command == "/permissions":
             return [
                 ("revoke", "forget a recorded rule"),
-                *((rule, "recorded rule") for rule in built.policy.session_rules()),
+                *((rule, "recorded rule") for rule in host.policy.session_rules()),
             ]
         if command == "/resume":
             now = time.time()
-            return [(i.session_id[:12], f"{ago(now - i.modified)} · {i.preview}") for i in self._other_sessions(built)]
+            return [(i.session_id[:12], f"{ago(now - i.modified)} · {i.preview}") for i in self._other_sessions(host)]
         if command == "/memory":
             return [("edit", "open it in $VISUAL or $EDITOR")]
         if command == "/model":
             from .model_command import describe, known_models
 
-            host = self.repl.host
-            kind = host.config.kind if host is not None else ""
-            return [(name, describe(name)) for name in known_models(kind)]
+            return [(name, describe(name)) for name in known_models(host.config.kind)]
         return []
 
     # ---- built-ins ----
@@ -233,7 +223,7 @@ class SlashCommands:
     async def help(self, args: str) -> bool:
         lines = ["commands:"]
         lines += [f"  {b.usage:<30} {b.help}" for b in BUILTINS if b.name != "/quit"]
-        built = self.repl.built
+        host = self.repl.host
         catalog = self.repl.command_catalog()
         if catalog.commands:
             lines.append("custom commands (.claude/commands/, .agents/commands/):")
@@ -241,29 +231,28 @@ class SlashCommands:
                 usage = f"/{command.name} {command.argument_hint}".strip()
                 lines.append(f"  {usage:<30} {command.description}")
         lines += [f"warning: {warning}" for warning in catalog.warnings]
-        if built is not None and built.knowledge.skills:
+        if host is not None and host.knowledge.skills:
             lines.append("skills (/<id> [args] loads the skill and runs it):")
-            lines += [f"  /{s.id:<29} {s.description}" for s in built.knowledge.skills]
-        if built is not None and built.mcp.manager is not None and built.mcp.manager.prompts():
+            lines += [f"  /{s.id:<29} {s.description}" for s in host.knowledge.skills]
+        if host is not None and host.mcp.manager is not None and host.mcp.manager.prompts():
             lines.append("MCP prompts:")
-            lines += [f"  {p.usage:<30} {p.description}" for p in built.mcp.manager.prompts()]
+            lines += [f"  {p.usage:<30} {p.description}" for p in host.mcp.manager.prompts()]
         lines.append(KEYS_HELP)
         self.repl.say("\n".join(lines))
         return False
 
     async def clear(self, args: str) -> bool:
-        built = await self.repl.ready()
-        saved = built.recorder.saved
-        assert self.repl.host is not None
-        await self.repl.host.new_conversation()
+        host = await self.repl.ready()
+        saved = host.saved
+        await host.new_conversation()
         kept = " (the previous one is in /resume)" if saved else ""
         self.repl.say(f"conversation cleared — a new session starts{kept}", "dim")
         return False
 
     async def compact(self, args: str) -> bool:
-        built = await self.repl.ready()
+        host = await self.repl.ready()
         self.repl.say("compacting the conversation…", "dim")
-        result = await built.session.compact_now(args)
+        result = await host.session.compact_now(args)
         if isinstance(result, Compacted):
             self.repl.say(result.notice, "dim")
         elif isinstance(result, str):
@@ -271,29 +260,25 @@ class SlashCommands:
         return False
 
     async def status(self, args: str) -> bool:
-        built = await self.repl.ready()
-        self.repl.say(status_report(built))
+        self.repl.say(status_report(await self.repl.ready()))
         return False
 
     async def context(self, args: str) -> bool:
-        built = await self.repl.ready()
-        for warning in await built.mcp.join(built.session.tools):  # the servers' tools count too
+        host = await self.repl.ready()
+        for warning in await host.mcp.join(host.session.tools):  # the servers' tools count too
             self.repl.say(f"warning: {warning}", "yellow")
-        self.repl.show_context(built)
+        self.repl.show_context(host)
         return False
 
     async def model(self, args: str) -> bool:
         from .model_command import model_command
 
-        await self.repl.ready()
-        assert self.repl.host is not None
-        for line, style in model_command(self.repl.host, args):
+        for line, style in model_command(await self.repl.ready(), args):
             self.repl.say(line, style)
         return False
 
     async def permissions(self, args: str) -> bool:
-        built = await self.repl.ready()
-        policy = built.policy
+        policy = (await self.repl.ready()).policy
         words = args.split(maxsplit=1)
         if words and words[0] == "revoke":
             wanted = words[1].strip() if len(words) > 1 else ""
@@ -323,10 +308,9 @@ class SlashCommands:
         return False
 
     async def memory(self, args: str) -> bool:
-        built = await self.repl.ready()
-        memory = built.knowledge.memory
-        path = memory.path
-        shown = _shown_path(path, built.session.context.cwd)
+        host = await self.repl.ready()
+        path = host.knowledge.memory.path
+        shown = _shown_path(path, host.cwd)
         if args == "edit":
             editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
             if not editor:
@@ -359,13 +343,13 @@ class SlashCommands:
         return False
 
     async def init(self, args: str) -> bool:
-        built = await self.repl.ready()
-        await self.repl.turn(init_prompt(built.session.context.cwd, args))
+        host = await self.repl.ready()
+        await self.repl.turn(init_prompt(host.cwd, args))
         return False
 
     async def resume(self, args: str) -> bool:
-        built = await self.repl.ready()
-        sessions = self._other_sessions(built)
+        host = await self.repl.ready()
+        sessions = self._other_sessions(host)
         if not sessions:
             self.repl.say("no other saved sessions in this directory")
             return False
@@ -392,9 +376,8 @@ class SlashCommands:
             picked = matches[0]
         from ..session_lock import SessionInUse
 
-        assert self.repl.host is not None
         try:
-            warnings = await self.repl.host.switch_to(picked.path)
+            warnings = await host.switch_to(picked.path)
         except (OSError, SessionInUse) as exc:  # in use: nothing changed, this conversation goes on
             self.repl.say(f"could not resume {picked.session_id[:12]}: {exc}", "red")
             return False
@@ -406,8 +389,7 @@ class SlashCommands:
     async def output(self, args: str) -> bool:
         """The whole output of a Bash command of this conversation, as the model got it (the REPL shows the
         last lines under each call)."""
-        built = await self.repl.ready()
-        runs = bash_runs(built.session.messages)
+        runs = bash_runs((await self.repl.ready()).session.messages)
         if args and not (args.isdigit() and int(args) > 0):
             self.repl.say(
                 "usage: /output [N] — N = 1 for the last Bash command (the default), 2 for the one before", "yellow"
@@ -430,9 +412,9 @@ class SlashCommands:
     async def export(self, args: str) -> bool:
         from .export import export
 
-        built = await self.repl.ready()
-        session = built.session
-        title = f"ram session {session.session_id[:12]} · {built.provider.model} · {session.context.cwd}"
+        host = await self.repl.ready()
+        session = host.session
+        title = f"ram session {session.session_id[:12]} · {host.model} · {session.context.cwd}"
         line, style = export(session.messages, title, args.strip(), session.context.cwd)
         self.repl.say(line, style)
         return False
@@ -444,8 +426,8 @@ class SlashCommands:
         return False
 
     async def hooks(self, args: str) -> bool:
-        built = await self.repl.ready()
-        entries = built.hooks.entries if built.hooks is not None else []
+        hooks = (await self.repl.ready()).hooks
+        entries = hooks.entries if hooks is not None else []
         if not entries:
             self.repl.say(
                 "no hooks: add them to .claude/settings.json, .agents/settings.json or "
@@ -461,17 +443,17 @@ class SlashCommands:
         return False
 
     async def agents(self, args: str) -> bool:
-        built = await self.repl.ready()
-        if built.session.tools.get("Agent") is None:
+        host = await self.repl.ready()
+        if host.tool("Agent") is None:
             self.repl.say("the Agent tool is not offered in this session (--tools)", "yellow")
             return False
         lines = ["agent types (the model starts them with the Agent tool; files in .claude/agents/, .agents/agents/):"]
-        for agent in built.agents.agents:
+        for agent in host.agents.agents:
             tools = ", ".join(agent.tools) if agent.tools else "all tools"
             where = str(agent.path) if agent.path is not None else agent.scope
             lines.append(f"  {agent.name:<20} {tools} · {where}")
             lines.append(f"  {'':<20} {agent.description}")
-        for warning in built.agents.warnings:
+        for warning in host.agents.warnings:
             lines.append(f"warning: {warning}")
         self.repl.say("\n".join(lines))
         return False
@@ -485,11 +467,10 @@ class SlashCommands:
     async def exit(self, args: str) -> bool:
         return True
 
-    def _other_sessions(self, built: Assembled) -> list[SessionInfo]:
+    def _other_sessions(self, host: SessionHost) -> list[SessionInfo]:
         from .. import transcript
 
-        current = built.session.session_id
-        return [i for i in transcript.list_sessions(built.session.context.cwd) if i.session_id != current]
+        return [i for i in transcript.list_sessions(host.cwd) if i.session_id != host.session_id]
 
 
 def _shown_path(path: Path, cwd: Path) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..pricing import cost_usd, format_cost
 
 if TYPE_CHECKING:
-    from ..app import Assembled
+    from ..host import SessionHost
     from ..messages import Message
 
 
@@ -26,7 +26,7 @@ def ago(seconds: float) -> str:
 def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
     """(command, result) of every Bash call in `messages` that ran (not declined, skipped or interrupted),
     oldest first."""
-    from ..tools.builtin import family_named
+    from ..builtin_tools import family_named
     from .render import bash_outcome
 
     shell = [u for m in messages for u in m.tool_uses if family_named(u.name) == "shell"]
@@ -39,9 +39,9 @@ def bash_runs(messages: list[Message]) -> list[tuple[str, str]]:
     ]
 
 
-def status_report(built: Assembled) -> str:
+def status_report(host: SessionHost) -> str:
     """What `/status` prints."""
-    session, provider = built.session, built.provider
+    session, provider = host.session, host.provider
     reading = session.context_reading()
     usage = session.totals.usage
     cost = cost_usd(provider.model, usage)
@@ -54,15 +54,15 @@ def status_report(built: Assembled) -> str:
         f"{session.totals.model_calls} model calls",
         "cost         "
         + (f"{format_cost(cost)} at list price" if cost is not None else f"no price known for {provider.model}"),
-        f"permissions  {built.policy.mode} mode · {len(built.policy.session_rules())} rule(s) recorded this session",
-        "MCP          " + _mcp_status(built),
+        f"permissions  {host.policy.mode} mode · {len(host.policy.session_rules())} rule(s) recorded this session",
+        "MCP          " + _mcp_status(host),
         f"session      {session.session_id} · {len(session.messages)} messages · {session.context.cwd}",
     ]
     return "\n".join(lines)
 
 
-def _mcp_status(built: Assembled) -> str:
-    manager = built.mcp.manager
+def _mcp_status(host: SessionHost) -> str:
+    manager = host.mcp.manager
     if manager is None:
         return "no servers configured"
     parts = []

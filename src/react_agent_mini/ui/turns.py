@@ -163,11 +163,10 @@ class TurnControl:
         from ..host import Remark, Waiting
         from .render import TurnView
 
-        built = host.built
-        view = TurnView(self.printer.console, self._describe, built.session.context.cwd)
+        view = TurnView(self.printer.console, self._describe, host.cwd)
         self.view = view
         terminal = Terminal("error", 0, "the turn ended without a result")
-        built.session.deps.confirm_repeat = self.ask_repeat  # the model repeating a call: asked here
+        host.session.deps.confirm_repeat = self.ask_repeat  # the model repeating a call: asked here
         prompt = self._prompt()
         self._keys = prompt.turn_keys(self._escape) if prompt is not None else None
         with self.terminal.quiet_during_turn():
@@ -201,11 +200,11 @@ class TurnControl:
                 self.view = None
                 view.finish(terminal, interrupted=self._interrupted)
         self.answered = True
-        self.printer.status(built)
+        self.printer.status(host)
 
     def _describe(self, use: ToolUseBlock) -> str:
         host = self._session()
-        tool = host.built.session.tools.get(use.name) if host is not None else None
+        tool = host.tool(use.name) if host is not None else None
         try:
             return tool.describe_call(use.input) if tool is not None else ""
         except Exception:  # a label is never worth a failure

@@ -3,7 +3,7 @@
 The kind comes from the Content-Type header, or, without one, from a look at the first bytes. Decoding follows
 `decode.py`. What comes out is a `Page`, the unit the cache keeps. Its `content_type` and `title` are the
 server's words: `media_label` is the form of the type that may be shown outside the untrusted-content boundary (a
-type from a fixed list, else only its family), and the title goes inside it (`tools.builtin.web_fetch`).
+type from a fixed list, else only its family), and the title goes inside it (`fetch_tool.py`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ SETTINGS_KEY = "webSearch"
 
 def search_backend(workspace: Path, env: Mapping[str, str] | None = None) -> tuple[SearchBackend | None, list[str]]:
     """The configured backend (None: WebSearch is not offered), and warnings about the settings."""
-    from ..permissions.settings import settings_files
+    from ..settings_files import settings_files
 
     env = os.environ if env is None else env
     for variable, _key in ENVIRONMENT:

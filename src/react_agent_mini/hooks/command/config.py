@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from ...permissions.settings import near_miss, settings_files, user_settings_path
+from ...permissions.settings import near_miss
+from ...settings_files import settings_files, user_settings_path
 from ..spec import DEFAULT_TIMEOUT, HOOK_EVENTS, HookEvent
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..terminal_text import visible
-from .gate import TrustGate
-from .items import ItemKind, TrustItem
+from ..trust.gate import TrustGate
+from ..trust.items import ItemKind, TrustItem
 
 HEADINGS: dict[ItemKind, str] = {
     "hook": "run these hooks on this machine, outside the sandbox, at every matching event",

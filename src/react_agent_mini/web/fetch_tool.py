@@ -32,17 +32,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from ..base import ModelTool, ToolContext, ToolOutput
-from ..declared import Touches
+from ..tools.base import ModelTool, ToolContext, ToolOutput
+from ..tools.declared import Touches
 
 if TYPE_CHECKING:  # the web modules load at the first fetch, not at startup
-    from ...config import ProviderConfig
-    from ...messages import Usage
-    from ...web.answer import PageReader
-    from ...web.cache import TimedCache
-    from ...web.content import Page
-    from ...web.fetch import FetchLimits, Redirect
-    from ..base import ToolRegistry
+    from ..config import ProviderConfig
+    from ..messages import Usage
+    from ..tools.base import ToolRegistry
+    from .answer import PageReader
+    from .cache import TimedCache
+    from .content import Page
+    from .fetch import FetchLimits, Redirect
 
 MAX_RESULT_CHARS = 100_000
 """The page text the model gets, at most (Claude Code's limit)."""
@@ -94,7 +94,7 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
         url = raw.get("url")
         if not isinstance(url, str):
             return None
-        from ...web.urls import BadUrl, normalize
+        from .urls import BadUrl, normalize
 
         try:
             return f"Fetch {normalize(url)}"
@@ -104,7 +104,7 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
     @property
     def limits(self) -> FetchLimits:
         if self._limits is None:
-            from ...web.fetch import FetchLimits
+            from .fetch import FetchLimits
 
             self._limits = FetchLimits.from_env()
         return self._limits
@@ -112,15 +112,15 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
     @property
     def _cache(self) -> TimedCache[tuple[float, Page]]:
         if self._pages is None:
-            from ...web.cache import TimedCache
+            from .cache import TimedCache
 
             self._pages = TimedCache(lambda entry: len(entry[1].text) * 2 + 1000, clock=self._clock)
         return self._pages
 
     async def call(self, args: WebFetchArgs, ctx: ToolContext) -> ToolOutput:
-        from ...web.content import NotText, page_of
-        from ...web.fetch import FetchFailed, Redirect, get
-        from ...web.urls import BadUrl, normalize
+        from .content import NotText, page_of
+        from .fetch import FetchFailed, Redirect, get
+        from .urls import BadUrl, normalize
 
         try:
             url = normalize(args.url)
@@ -154,8 +154,8 @@ class WebFetchTool(ModelTool[WebFetchArgs]):
         reader = self.reader
         if reader is None or page.status >= 400 or not reader.wanted(page.text, prompt):
             return _output(url, page, prompt, cached_for=cached_for)
-        from ...web.answer import SideCallFailed
-        from ...web.untrusted import shown_url
+        from .answer import SideCallFailed
+        from .untrusted import shown_url
 
         try:  # the side model too sees the URL a redirect chose only as plain tokens
             answer = await reader.answer(url if page.url == url else shown_url(page.url), page.text, prompt)
@@ -170,13 +170,13 @@ def _where(requested: str, answered: str) -> str:
     same-site redirect chose."""
     if answered == requested:
         return requested
-    from ...web.untrusted import shown_url
+    from .untrusted import shown_url
 
     return f"{shown_url(answered)} (redirected from {requested})"
 
 
 def _redirect_note(requested: str, redirect: Redirect) -> str:
-    from ...web.untrusted import shown_url, wrap
+    from .untrusted import shown_url, wrap
 
     target = shown_url(redirect.location)
     note = (
@@ -199,8 +199,8 @@ def _output(
     answer: tuple[str, str] | None = None,
     note: str = "",
 ) -> ToolOutput:
-    from ...web.content import media_label
-    from ...web.untrusted import shown_url, status_text, wrap
+    from .content import media_label
+    from .untrusted import shown_url, status_text, wrap
 
     failed = page.status >= 400
     cap = ERROR_PAGE_CHARS if failed else MAX_RESULT_CHARS
@@ -246,8 +246,8 @@ def attach_page_reader(
     tools: ToolRegistry, config: ProviderConfig, model: str, on_usage: Callable[[Usage], None] | None
 ) -> None:
     """Give the session's WebFetch a `PageReader` for `model` on the session's provider (`RAM_WEBFETCH_MODEL`)."""
-    from ...config import build_provider
-    from ...web.answer import MAX_ANSWER_TOKENS, PageReader
+    from ..config import build_provider
+    from .answer import MAX_ANSWER_TOKENS, PageReader
 
     fetch = tools.get("WebFetch")
     if not isinstance(fetch, WebFetchTool):

@@ -56,7 +56,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {visible(str(folder))} is not a folder", file=sys.stderr)
         return 2
     folder = folder.resolve()
-    from .store import revoke_trust
+    from ..trust.store import revoke_trust
 
     if args.revoke:
         try:
@@ -70,8 +70,8 @@ def main(argv: list[str]) -> int:
 
 
 def _trust(folder: Path, *, always: bool) -> int:
+    from ..trust.store import record_trust, store_path
     from .inventory import describe, project_items
-    from .store import record_trust, store_path
 
     items = project_items(folder, os.environ)
     try:
@@ -93,8 +93,8 @@ def _trust(folder: Path, *, always: bool) -> int:
 
 
 def _list() -> int:
-    from .gate import read_user_settings
-    from .store import read_store, trusted_trees
+    from ..trust.gate import read_user_settings
+    from ..trust.store import read_store, trusted_trees
 
     folders, problem = read_store()
     trees, warnings = trusted_trees(read_user_settings(os.environ))

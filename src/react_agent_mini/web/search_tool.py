@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
-from ..base import ModelTool, ToolContext, ToolInputError, ToolOutput
+from ..tools.base import ModelTool, ToolContext, ToolInputError, ToolOutput
 
 if TYPE_CHECKING:  # the web modules load when a backend is configured, not at startup
-    from ...web.search import SearchBackend
+    from .search import SearchBackend
 
 
 class WebSearchArgs(msgspec.Struct):
@@ -62,8 +62,8 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
         return args
 
     async def call(self, args: WebSearchArgs, ctx: ToolContext) -> ToolOutput:
-        from ...web.search import SearchFailed, filter_results
-        from ...web.untrusted import wrap
+        from .search import SearchFailed, filter_results
+        from .untrusted import wrap
 
         allowed = [d for d in args.allowed_domains or () if d.strip()]
         blocked = [d for d in args.blocked_domains or () if d.strip()]
@@ -91,7 +91,7 @@ class WebSearchTool(ModelTool[WebSearchArgs]):
 def configured_search_tool(workspace: Path, env: Mapping[str, str]) -> tuple[WebSearchTool | None, list[str]]:
     """The WebSearch tool for the backend the environment or user settings name (None without one), and
     warnings about the settings."""
-    from ...web.search_config import search_backend
+    from .search_config import search_backend
 
     backend, warnings = search_backend(workspace, env)
     return (WebSearchTool(backend) if backend is not None else None), warnings
