@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from react_agent_mini.early import adopt, state
+from react_agent_mini.early import adopt
 from react_agent_mini.early.schemas import declared, prebuilt
 from react_agent_mini.early.wire import Sent
+from react_agent_mini.providers import first_call
 
 from .fakes.fake_llm import DropAfter, FakeLLMServer, HttpError, Reply, ToolCall
 from .test_cli import env_for
@@ -171,24 +172,24 @@ def _pair() -> tuple[Sent, socket.socket]:
 
 
 def test_a_call_that_differs_closes_the_early_request_unread(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(state.CHECK_VARIABLE)
+    monkeypatch.delenv(adopt.CHECK_VARIABLE)
     sent, theirs = _pair()
-    monkeypatch.setattr(state, "pending", sent)
-    assert adopt.take(sent.url, {"A": "1"}, b"{ }") is None
+    monkeypatch.setattr(first_call, "pending", sent)
+    assert first_call.take(sent.url, {"A": "1"}, b"{ }") is None
     assert theirs.recv(10) == b""  # closed: the server's answer is never read
-    assert state.pending is None
+    assert first_call.pending is None
     sent, theirs = _pair()
-    monkeypatch.setattr(state, "pending", sent)
-    assert adopt.take(sent.url, {"A": "1"}, b"{}") is sent  # the same call (header names in any case)
-    assert adopt.take(sent.url, {"A": "1"}, b"{}") is None  # taken once
+    monkeypatch.setattr(first_call, "pending", sent)
+    assert first_call.take(sent.url, {"A": "1"}, b"{}") is sent  # the same call (header names in any case)
+    assert first_call.take(sent.url, {"A": "1"}, b"{}") is None  # taken once
 
 
 def test_under_the_check_a_call_that_differs_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(state.CHECK_VARIABLE, "1")
+    monkeypatch.setenv(adopt.CHECK_VARIABLE, "1")
     sent, _ = _pair()
-    monkeypatch.setattr(state, "pending", sent)
+    monkeypatch.setattr(first_call, "pending", sent)
     with pytest.raises(adopt.EarlyRequestDiffers, match="headers"):
-        adopt.take(sent.url, {"a": "2"}, b"{}")
+        first_call.take(sent.url, {"a": "2"}, b"{}")
 
 
 OPENAI_SSE = (

@@ -310,7 +310,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.early_stdin is not None:  # read already, for the early first request
             piped = args.early_stdin
         else:
-            piped = "" if stdin_is_tty else _stdin_text(wait=None if mode == "pipe" else STDIN_WAIT_SECONDS)
+            from .stdin_task import STDIN_WAIT_SECONDS, read_stdin
+
+            piped = "" if stdin_is_tty else read_stdin(wait=None if mode == "pipe" else STDIN_WAIT_SECONDS)
         task = "\n\n".join(part for part in (task, piped.strip()) if part)
         if not task:
             print("error: no task given (pass it as an argument or on stdin)", file=sys.stderr)
@@ -413,42 +415,6 @@ def _run_stream_json(args: argparse.Namespace, fields: SessionFields) -> int:
             raise
         print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-
-
-STDIN_WAIT_SECONDS = 3.0
-"""With a task argument, how long a pipe on stdin may stay silent before the run goes on without it."""
-
-
-def _stdin_text(wait: float | None) -> str:
-    """What stdin (not a terminal) holds, as `ram "task" < file` or `git diff | ram "task"` give it.
-
-    `wait` None: stdin is the task, so read it to the end however long that takes. Otherwise a file is read, and a
-    pipe or socket only if it has data (or its end) within `wait` seconds: a pipe a parent holds open and never
-    writes to (a CI runner, `subprocess.Popen` with stdin inherited) must not hold the run forever. Devices
-    (`/dev/null`) give nothing.
-    """
-    import select
-    import stat
-
-    if sys.stdin is None:  # started with stdin closed
-        return ""
-    try:
-        fd = sys.stdin.fileno()
-        kind = os.fstat(fd).st_mode
-        if wait is not None and not stat.S_ISREG(kind):
-            if not (stat.S_ISFIFO(kind) or stat.S_ISSOCK(kind)):
-                return ""
-            if not select.select([fd], [], [], wait)[0]:
-                print(
-                    f"warning: nothing arrived on stdin within {wait:g} s, so it was not read (to wait for a slow "
-                    "command, pass -p; to skip this wait, use < /dev/null)",
-                    file=sys.stderr,
-                )
-                return ""
-        return sys.stdin.buffer.read().decode("utf-8", "replace")
-    except (OSError, ValueError) as exc:  # unreadable (e.g. a closed descriptor): as if nothing was piped
-        print(f"warning: could not read stdin ({exc}); going on without it", file=sys.stderr)
-        return ""
 
 
 def _mcp_command(rest: list[str]) -> int:

@@ -20,12 +20,12 @@ from collections.abc import Sequence
 
 import msgspec
 
+from .builtin_tools import family_named
 from .messages import ContentBlock, Message, ToolResultBlock
 from .read_result import ReadResult
 from .result_details import ToolDetails
 from .search_result import SearchResult
 from .shell_result import recorded_cuts
-from .tools.builtin import family_named
 
 _NUMBERED_LINE = re.compile(r"(\d+)\t")
 """A line as Read numbers it."""

@@ -6,7 +6,8 @@ by the same `context/` code the session uses), the built-in tools' schemas (preb
 against the tools by a test), the task. So `lane.send_early` builds that request with the standard library alone,
 sends it over a plain socket (TLS as httpx would set it up), and lets the rest of ram import while the model reads.
 
-When the session makes its first model call, `adopt.take` compares what it would send (URL, the provider's
+The request waits in `providers/first_call.py`. When the session makes its first model call, `adopt.matches`
+compares what it would send (URL, the provider's
 headers, the body's bytes) with what went early: the same, and the early answer is read as if httpx had sent the
 request (same time limits, same errors, same retries); different — or anything in doubt before — and the early
 connection is closed before anything is read, so the call goes out as always. The early lane is only taken when

@@ -1,11 +1,12 @@
 """The session's first model call takes the early request's answer, if the call is the request that went early.
 
-`take` compares what the call would send — URL, the provider's headers, the body's bytes — with what went early
-(`state.pending`). The same: the answer is read from the early socket and handed on as the `httpx.Response`
-httpx would have returned, parsed by h11 as httpcore parses it, so the caller's time limits, error mapping and
-retries apply unchanged (a socket error is `httpx.ReadError`, a broken answer `httpx.RemoteProtocolError`).
-Different: the early connection is closed before anything is read (the server gets no complete answer to send),
-and the call goes out as always — an error instead under `state.CHECK_VARIABLE`, which the tests set.
+`matches` compares what the call would send — URL, the provider's headers, the body's bytes — with what went
+early (`providers.first_call.pending`). The same: the answer is read from the early socket and handed on as the
+`httpx.Response` httpx would have returned, parsed by h11 as httpcore parses it, so the caller's time limits,
+error mapping and retries apply unchanged (a socket error is `httpx.ReadError`, a broken answer
+`httpx.RemoteProtocolError`). Different: the early connection is closed before anything is read (the server gets
+no complete answer to send), and the call goes out as always — an error instead under `CHECK_VARIABLE`, which the
+tests set.
 """
 
 from __future__ import annotations
@@ -15,29 +16,38 @@ import os
 import socket
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Protocol
 
 import h11
 import httpx
 
 from ..trace import trace
-from . import state
-from .wire import Sent
 
 _CHUNK = 65536
+CHECK_VARIABLE = "REACT_AGENT_MINI_EARLY_CHECK"
+"""Set to 1 (the test suite does), an early request that the session's first call does not match is an error
+instead of a silent resend: what would only cost time in use fails the tests."""
+
+
+class Sent(Protocol):
+    """What went early (`wire.Sent`, which calls in here: named by its shape, not imported)."""
+
+    sock: socket.socket
+    url: str
+    target: str
+    host: str
+    headers: dict[str, str]
+    body: bytes
+
+    def close(self) -> None: ...
 
 
 class EarlyRequestDiffers(RuntimeError):
-    """The early request is not the session's first (only raised under `state.CHECK_VARIABLE`)."""
+    """The early request is not the session's first (only raised under `CHECK_VARIABLE`)."""
 
 
-def take(url: str, headers: Mapping[str, str], content: bytes) -> Sent | None:
-    """The early request when it is this one (it is taken: a second call gets None); else None, and closed."""
-    sent, state.pending = state.pending, None
-    if sent is None:
-        if state.skipped:
-            trace("early.skipped", reason=state.skipped)
-            state.skipped = ""
-        return None
+def matches(sent: Sent, url: str, headers: Mapping[str, str], content: bytes) -> bool:
+    """Is `sent` the request a call to `url` with `headers` and `content` would send? If not, it is closed unread."""
     differs = [
         what
         for what, same in (
@@ -49,12 +59,12 @@ def take(url: str, headers: Mapping[str, str], content: bytes) -> Sent | None:
     ]
     if not differs:
         trace("early.taken", bytes=len(content))
-        return sent
+        return True
     sent.close()
     trace("early.differs", what=",".join(differs))
-    if os.environ.get(state.CHECK_VARIABLE) == "1":
+    if os.environ.get(CHECK_VARIABLE) == "1":
         raise EarlyRequestDiffers(f"the early first request differs from the session's in its {', '.join(differs)}")
-    return None
+    return False
 
 
 async def response(sent: Sent, request: httpx.Request) -> httpx.Response:

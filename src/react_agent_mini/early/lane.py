@@ -2,8 +2,8 @@
 
 Known means: nothing that can change the first request is configured, so it is the system prompt this directory
 gives, the default tools and the task. Every check below names such a thing; when one holds, the reason goes to
-`state.skipped` and nothing is sent (the session sends its request as always). A check that is missing costs
-nothing but time: the session compares before it uses the early answer (`adopt.py`).
+`providers.first_call.skipped` and nothing is sent (the session sends its request as always). A check that is
+missing costs nothing but time: the session compares before it uses the early answer (`adopt.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import state
+from ..providers import first_call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,24 +73,24 @@ def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     try:
         flag = unusual_flag(parser, args)
         if flag:
-            state.skipped = flag
+            first_call.skipped = flag
             return
         args.early_stdin = _read_stdin(args)
         planned = plan(args, os.environ, args.early_stdin)
         if isinstance(planned, str):
-            state.skipped = planned
+            first_call.skipped = planned
             return
         from .wire import send
 
         url, headers, body = planned
         sent = send(url, headers, body)
     except Exception as exc:  # never a reason for the run to fail: the session's own request goes out
-        state.skipped = f"{type(exc).__name__}: {exc}"
+        first_call.skipped = f"{type(exc).__name__}: {exc}"
         return
     if isinstance(sent, str):
-        state.skipped = sent
+        first_call.skipped = sent
         return
-    state.pending = sent
+    first_call.pending = sent
     from ..trace import trace
 
     trace("early.sent", bytes=len(sent.body))
@@ -179,11 +179,11 @@ def _configuration(cwd: Path, env: Mapping[str, str]) -> Path | None:
 
 
 def _read_stdin(args: argparse.Namespace) -> str | None:
-    """What stdin holds for a headless task, read as the run reads it (`cli._stdin_text`: with a task argument, a
+    """What stdin holds for a headless task, read as the run reads it (`stdin_task.read_stdin`: with a task argument, a
     pipe silent for a few seconds is skipped; with `-p` or no argument, read to its end); None on a terminal."""
     if sys.stdin is None or sys.stdin.isatty():
         return None
-    from ..cli import STDIN_WAIT_SECONDS, _stdin_text
+    from ..stdin_task import STDIN_WAIT_SECONDS, read_stdin
 
     task = " ".join(args.task or ()).strip()
-    return _stdin_text(wait=STDIN_WAIT_SECONDS if task and not args.pipe else None)
+    return read_stdin(wait=STDIN_WAIT_SECONDS if task and not args.pipe else None)

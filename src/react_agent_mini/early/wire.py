@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     import ssl
     from collections.abc import Mapping
 
+    import httpx
+
 
 class Sent:
     """A request that went early, and the socket its answer will come on."""
@@ -36,6 +38,18 @@ class Sent:
 
     def close(self) -> None:
         self.sock.close()  # never raises for a socket
+
+    def matches(self, url: str, headers: Mapping[str, str], content: bytes) -> bool:
+        """`providers.first_call.Prepared`: compared in `adopt.py`, imported only now (it needs httpx)."""
+        from .adopt import matches
+
+        return matches(self, url, headers, content)
+
+    async def response(self, request: httpx.Request) -> httpx.Response:
+        """`providers.first_call.Prepared`: the answer, read in `adopt.py`."""
+        from .adopt import response
+
+        return await response(self, request)
 
 
 def send(url: str, headers: Mapping[str, str], body: bytes) -> Sent | str:

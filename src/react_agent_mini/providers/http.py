@@ -26,7 +26,7 @@ import types
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..early import state as early_state
+from . import first_call
 from .error_body import error_from_body
 from .errors import (
     ConnectionFailed,
@@ -139,15 +139,10 @@ async def post_sse(
     deadline = asyncio.get_running_loop().time() + first_byte_timeout
     try:
         request = client.build_request("POST", url, headers=dict(headers), json=body)
-        early = None
-        if early_state.pending is not None or early_state.skipped:  # the first call of a headless run (`early/`)
-            from ..early.adopt import response as early_response
-            from ..early.adopt import take
-
-            early = take(url, headers, request.content)
+        early = first_call.take(url, headers, request.content) if first_call.waiting() else None  # `early/`
         try:
             async with asyncio.timeout_at(deadline):
-                response = await early_response(early, request) if early is not None else None
+                response = await early.response(request) if early is not None else None
                 if response is not None and response.is_redirect and client.follow_redirects:
                     await response.aclose()  # as httpx would, from the start: its client follows redirects
                     response = None
