@@ -1,14 +1,29 @@
 """Peak memory of a process tree, sampled from /proc: the summed PSS (each shared page divided among the processes
 sharing it — what forked workers share counts once in all) and, for comparison, the summed RSS (shared pages counted
-in every process). Sampled every `EVERY` seconds in a thread while the tree runs."""
+in every process). Sampled every `EVERY` seconds in a thread while the tree runs.
+
+A child that shares its parent's address space — one `vfork`ed (as `subprocess` and `posix_spawn` start commands)
+and not yet at its `exec` — reports its parent's whole memory as its own: it is counted once, with its parent
+(`kcmp`), or a process starting many commands would be counted twice at every peak."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
 EVERY = 0.05
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+_KCMP_VM = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _same_memory(pid: int, other: int) -> bool:
+    """Whether two processes share one address space (False when the kernel cannot say)."""
+    if _KCMP is None:
+        return False
+    return bool(_libc.syscall(_KCMP, pid, other, _KCMP_VM, 0, 0) == 0)
 
 
 def _ppid(pid: int) -> int | None:
@@ -35,6 +50,11 @@ def _pss_rss(pid: int) -> tuple[int, int]:
     return pss, rss
 
 
+def _borrowed(pid: int, parent: int | None, tree: set[int]) -> bool:
+    """Whether `pid` runs in its parent's memory (a vfork child before its exec), which is counted with the parent."""
+    return parent is not None and parent in tree and _same_memory(pid, parent)
+
+
 class TreeMemory(threading.Thread):
     """Peak summed PSS and RSS of `root` and all its descendants."""
 
@@ -55,7 +75,7 @@ class TreeMemory(threading.Thread):
                 if parent in tree and pid not in tree:
                     tree.add(pid)
                     grew = True
-        sizes = [_pss_rss(pid) for pid in tree]
+        sizes = [_pss_rss(pid) for pid in tree if not _borrowed(pid, parents.get(pid), tree)]
         self.peak_pss = max(self.peak_pss, sum(size[0] for size in sizes))
         self.peak_rss = max(self.peak_rss, sum(size[1] for size in sizes))
 

@@ -1,7 +1,7 @@
-"""What `ram` imports before it answers (issue 28): `--version` nothing but the package and cli.py, `--help` only
-argparse and the flag declarations, a headless run's first request none of what only later calls need. Imports are
-read from `python -X importtime` in a real subprocess (counting modules, not timing them: the machine's load cannot
-make these fail or pass)."""
+"""What `ram` imports before it answers (issue 28): `--version` nothing but the package and cli.py, `--help` alone
+the recorded help (not even argparse), `--help` among other flags argparse and the flag declarations only, a
+headless run's first request none of what only later calls need. Imports are read from `python -X importtime` in a
+real subprocess (counting modules, not timing them: the machine's load cannot make these fail or pass)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,24 @@ def test_version_is_answered_before_argparse_typing_asyncio_or_the_http_client(t
         assert heavy.isdisjoint(modules), heavy & set(modules)
 
 
-def test_help_loads_argparse_and_the_flags_only(tmp_path: Path) -> None:
+def test_help_is_printed_without_argparse_or_the_flag_declarations(tmp_path: Path) -> None:
     modules = imported("--help", cwd=tmp_path)
+    ours = {name for name in modules if name.startswith("react_agent_mini")}
+    # the recorded help (tests/test_help_text.py checks it against the parser), laid out without argparse
+    assert ours == {
+        "react_agent_mini",
+        "react_agent_mini.cli",
+        "react_agent_mini.help_text",
+        "react_agent_mini.help_data",
+    }
+    # argparse (with gettext and locale), typing (≈4 ms), shutil (brings bz2 and lzma), textwrap (compiles its word
+    # splitter) and re are not needed to print it; asyncio, httpx and msgspec belong to a run
+    heavy = {"argparse", "gettext", "typing", "shutil", "textwrap", "re", "asyncio", "httpx", "msgspec"}
+    assert heavy.isdisjoint(modules), heavy & set(modules)
+
+
+def test_help_with_other_flags_loads_argparse_and_the_flags_only(tmp_path: Path) -> None:
+    modules = imported("--model", "x", "--help", cwd=tmp_path)
     assert {"argparse", "react_agent_mini.claude_flags"} <= set(modules)
     ours = {name for name in modules if name.startswith("react_agent_mini")}
     assert ours == {
@@ -49,11 +65,10 @@ def test_help_loads_argparse_and_the_flags_only(tmp_path: Path) -> None:
         "react_agent_mini.cli",
         "react_agent_mini.claude_flags",
         "react_agent_mini.argparse_base",
+        "react_agent_mini.help_text",  # the help's wrapping and the terminal's width
         "react_agent_mini.permission_modes",  # the --permission-mode choices and their help
         "react_agent_mini.provider_registry",  # the --provider choices
     }
-    # typing (≈4 ms), shutil (brings bz2 and lzma) and textwrap (compiles its word splitter) are not needed to
-    # print the help; asyncio, httpx and msgspec belong to a run
     assert {"typing", "shutil", "textwrap", "asyncio", "httpx", "msgspec"}.isdisjoint(modules)
 
 

@@ -3,14 +3,16 @@ formatted without the regular expressions argparse and textwrap compile for it.
 
 `ram --help` should cost little more than starting Python: argparse's usage line (built from every option, then
 split with regular expressions to wrap it) and textwrap (which compiles its word splitter on import) were most of
-its time, so the usage line is given (`USAGE`) and help texts are wrapped at spaces here.
+its time, so the usage line is given (`USAGE`) and help texts are wrapped at spaces (`help_text.wrap`). `ram --help`
+alone does not even build the parser: it prints `help_text.render()`, this parser's help recorded and laid out the
+same way.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+
+from .help_text import terminal_columns, wrap
 
 TYPE_CHECKING = False  # not `typing`'s: importing typing costs `ram --help` ≈4 ms
 if TYPE_CHECKING:
@@ -39,33 +41,3 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         return wrap(text, width)
-
-
-def terminal_columns() -> int:
-    """`shutil.get_terminal_size().columns`: $COLUMNS, else stdout's terminal, else 80."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """`text`'s words (runs of whitespace are one space) in lines of at most `width` characters; a longer word
-    gets a line of its own."""
-    lines: list[str] = []
-    current = ""
-    for word in text.split():
-        if current and len(current) + 1 + len(word) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    if current:
-        lines.append(current)
-    return lines

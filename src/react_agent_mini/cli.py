@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 VERSION_LINE = f"react-agent-mini {__version__}"
 """What `ram --version` prints."""
+DESCRIPTION = "react-agent-mini: a small, fast terminal coding agent (ReAct loop, tools, any model)."
+"""The line under the usage in `ram --help`."""
 
 EPILOG = """\
 modes:
@@ -132,7 +134,7 @@ def build_parser(*, help_only: bool = False) -> argparse.ArgumentParser:
     parser = UsageParser(
         prog="ram",
         usage=USAGE,
-        description="react-agent-mini: a small, fast terminal coding agent (ReAct loop, tools, any model).",
+        description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=HelpFormatter,
     )
@@ -202,6 +204,21 @@ def build_parser(*, help_only: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
+def _recorded_help() -> int | None:
+    """`ram --help` printed from the recorded help (`help_text`: the parser's, without building it); None where
+    this Python's argparse would lay it out differently (the parser prints it then)."""
+    from .help_text import render
+
+    text = render()
+    if text is None:
+        return None
+    try:  # noqa: SIM105 (as argparse's print_help writes it; contextlib is not loaded yet)
+        sys.stdout.write(text)
+    except (AttributeError, OSError):
+        pass
+    return 0
+
+
 def _usable_streams() -> None:
     """A closed stdout or stderr (`ram task >&-`) becomes /dev/null: output is lost, not the run."""
     for name in ("stdout", "stderr"):
@@ -229,6 +246,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list in (["--version"], ["-v"]):  # before argparse: as argparse's version action would print it
         print(VERSION_LINE)
         return 0
+    if args_list in (["--help"], ["-h"]) and (helped := _recorded_help()) is not None:
+        return helped
     if args_list[:1] == ["mcp"]:
         return _mcp_command(args_list[1:])
     if args_list[:1] == ["batch"]:  # many tasks at once (batch/); loads nothing of it before this
