@@ -48,6 +48,25 @@ def the_session(cwd: Path) -> Path:
     return files[0]
 
 
+def held_session(cwd: Path, pid: int, task: str) -> Path:
+    """The session process `pid` holds, once it holds it (the lock file names its holder) and has recorded `task`,
+    so that it writes nothing more until its model answers. (Its first model request can be on the wire before the
+    session is open at all: `early/`.)"""
+
+    def held() -> Path | None:
+        directory = transcript.sessions_dir(cwd)
+        for lock in directory.glob("*.lock") if directory.is_dir() else ():
+            if lock.read_text(errors="replace").split("\n", 1)[0] == str(pid):
+                path = lock.with_suffix(".jsonl")
+                return path if path.is_file() and task in path.read_text(errors="replace") else None
+        return None
+
+    assert wait_until(held, timeout=60), "the session was never held"
+    found = held()
+    assert found is not None
+    return found
+
+
 def whole_records(path: Path) -> list[dict[str, Any]]:
     """The records of a transcript, asserting it is whole: it ends with a line end and every line is a record."""
     data = path.read_bytes()
@@ -293,8 +312,9 @@ def test_while_a_session_is_in_use_continue_and_resume_exit_2(
     calls = len(fake_llm.requests)
     holder = spawn(*holder_args, env=env, cwd=tmp_path)
     try:
-        fake_llm.wait_for_requests(calls + 1, timeout=60)  # its model call is under way: it holds the session
-        path = the_session(tmp_path)
+        fake_llm.wait_for_requests(calls + 1, timeout=60)  # its model call is under way
+        path = held_session(tmp_path, holder.pid, holder_args[-1])
+        assert path == the_session(tmp_path)
         before = path.read_bytes()
         fake_llm.enqueue(Reply(text="nobody should ask for this"))
         for args in (["-c", "meanwhile"], ["--resume", path.stem[:8], "meanwhile"], ["-c", "--output-format", "json"]):
@@ -349,7 +369,7 @@ def test_the_repl_is_turned_away_too_and_resume_leaves_the_conversation_as_it_wa
     holder = spawn("slow one", env=env, cwd=tmp_path)
     try:
         fake_llm.wait_for_requests(1, timeout=60)
-        path = the_session(tmp_path)
+        path = held_session(tmp_path, holder.pid, "slow one")
         before = path.read_bytes()
         with Term("-c", env=env, cwd=tmp_path) as term:  # an interactive `ram -c`: refused before it starts
             assert term.wait() == 2
