@@ -32,6 +32,7 @@ FREE_FLAGS = frozenset(
         "include_partial_messages",
         "verbose",
         "max_budget_usd",
+        "no_session_persistence",
     }
 )
 """Flags that do not change the first request (any other flag not at its default: nothing is sent early)."""
