@@ -209,7 +209,7 @@ def _recorded_help() -> int | None:
     this Python's argparse would lay it out differently (the parser prints it then)."""
     from .help_text import render
 
-    text = render()
+    text = render(DESCRIPTION, EPILOG)
     if text is None:
         return None
     try:  # noqa: SIM105 (as argparse's print_help writes it; contextlib is not loaded yet)

@@ -1,5 +1,5 @@
 """`ram --help`'s usage line and options, recorded from `cli.build_parser(help_only=True)` by
-`python -m react_agent_mini.help_text` (do not edit: `tests/test_help_text.py` says when to run it)."""
+`python -m react_agent_mini.help_record` (do not edit: `tests/test_help_text.py` says when to run it)."""
 
 PYTHON = (3, 11)
 """The Python whose argparse formatted the entries below (their layout differs between versions)."""

@@ -2,13 +2,14 @@
 
 Building `ram`'s parser (argparse, every flag's action, gettext's first lookups) and formatting it cost more than
 starting Python does, only to print text that changes when the flags do. So `ram --help` (and `-h`) alone prints
-`render(columns)`: the usage line, the description, each section's options with their help, and the epilog, at the
-terminal's width, by argparse's layout rules (`argparse.HelpFormatter` with `argparse_base.HelpFormatter`'s
-wrapping). The options come from `help_data.py`, generated from `cli.build_parser(help_only=True)` by
-`python -m react_agent_mini.help_text`; `tests/test_help_text.py` fails, saying to run it, as soon as the real
-parser's `format_help()` differs at any width. The description and the epilog are read from `cli`, where they are
-written. On a Python whose argparse the data was not recorded with (its layout differs between versions),
-`render` returns None and the parser prints the help as before.
+`render(description, epilog, columns)`: the usage line, the description, each section's options with their help,
+and the epilog, at the terminal's width, by argparse's layout rules (`argparse.HelpFormatter` with
+`argparse_base.HelpFormatter`'s wrapping). The options come from `help_data.py`, which
+`python -m react_agent_mini.help_record` generates from `cli.build_parser(help_only=True)`;
+`tests/test_help_text.py` fails, saying to run it, as soon as the real parser's `format_help()` differs at any
+width. The description and the epilog are handed in by `cli`, where they are written. On a Python whose argparse
+the data was not recorded with (its layout differs between versions), `render` returns None and the parser prints
+the help as before.
 
 Imports nothing: `cli` has loaded `os` and `sys` already.
 """
@@ -61,15 +62,15 @@ def wrap(text: str, width: int) -> list[str]:
     return lines
 
 
-def render(columns: int | None = None) -> str | None:
+def render(description: str, epilog: str, columns: int | None = None) -> str | None:
     """`ram --help` as `cli.build_parser(help_only=True).format_help()` prints it at `columns` (None: the
-    terminal's); None when this Python's argparse is not the one the help was recorded with."""
+    terminal's), given the parser's description and epilog (cli's); None when this Python's argparse is not the
+    one the help was recorded with."""
     from . import help_data
-    from .cli import DESCRIPTION, EPILOG
 
     if tuple(sys.version_info[:2]) != help_data.PYTHON:
         return None
-    return layout(help_data.USAGE, DESCRIPTION, help_data.SECTIONS, EPILOG, columns or terminal_columns())
+    return layout(help_data.USAGE, description, help_data.SECTIONS, epilog, columns or terminal_columns())
 
 
 def layout(usage: str, description: str, sections: Sequence[Section], epilog: str, columns: int) -> str:
@@ -109,55 +110,3 @@ def layout(usage: str, description: str, sections: Sequence[Section], epilog: st
 def _raw(text: str, indent: str) -> str:
     """`argparse.RawDescriptionHelpFormatter._fill_text`: the text as written, each line indented."""
     return "".join(indent + line for line in text.splitlines(keepends=True))
-
-
-def record() -> tuple[str, list[Section]]:
-    """The usage line and the sections of this checkout's parser, as this Python's argparse formats their entries
-    (what `help_data.py` holds)."""
-    from .argparse_base import HelpFormatter
-    from .cli import build_parser
-
-    parser = build_parser(help_only=True)
-    formatter = HelpFormatter(parser.prog)
-    sections: list[Section] = []
-    for group in parser._action_groups:
-        entries: list[tuple[str, str | None]] = []
-        for action in group._group_actions:
-            if action.help == "==SUPPRESS==":
-                continue
-            assert not list(formatter._iter_indented_subactions(action)), "subcommands are not laid out here"
-            invocation = formatter._format_action_invocation(action)
-            help_ = formatter._expand_help(action) if action.help and action.help.strip() else None
-            entries.append((invocation, help_))
-        sections.append((group.title, group.description, tuple(entries)))
-    return (parser.usage or "") % {"prog": parser.prog}, sections
-
-
-def source() -> str:
-    """`help_data.py` for this checkout's parser, on this Python."""
-    usage, sections = record()
-    body = "".join(
-        f"    ({title!r}, {text!r}, (\n" + "".join(f"        {entry!r},\n" for entry in entries) + "    )),\n"
-        for title, text, entries in sections
-    )
-    return (
-        '"""`ram --help`\'s usage line and options, recorded from `cli.build_parser(help_only=True)` by\n'
-        '`python -m react_agent_mini.help_text` (do not edit: `tests/test_help_text.py` says when to run it)."""\n\n'
-        f"PYTHON = {tuple(sys.version_info[:2])!r}\n"
-        '"""The Python whose argparse formatted the entries below (their layout differs between versions)."""\n'
-        f"USAGE = {usage!r}\n"
-        f"SECTIONS = (\n{body})\n"
-    )
-
-
-if __name__ == "__main__":
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    target = Path(__file__).with_name("help_data.py")
-    target.write_text(source(), encoding="utf-8")
-    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
-    if ruff:  # the repository's own layout (`ruff format --check` in the checks)
-        subprocess.run([ruff, "format", "--quiet", str(target)], check=False)
-    print(f"wrote {target}")
