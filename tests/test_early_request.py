@@ -30,8 +30,14 @@ from .test_cli import env_for
 
 
 def run(
-    *args: str, wire: str, server: FakeLLMServer, cwd: Path, stdin: str | None = None, **env: str
+    *args: str,
+    cwd: Path,
+    wire: str | None = None,
+    server: FakeLLMServer | None = None,
+    stdin: str | None = None,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
+    """`ram ARGS` with `TRACE=1`, against `server` in `wire`'s format (or where `env` points it)."""
     return subprocess.run(
         [sys.executable, "-m", "react_agent_mini", *args],
         env=env_for(wire, server, TRACE="1", **env),
@@ -42,6 +48,40 @@ def run(
         text=True,
         timeout=120,
     )
+
+
+def read_request(conn: socket.socket) -> bytes:
+    """One whole HTTP request off `conn` (closing with unread bytes would reset the answer)."""
+    data = b""
+    while b"\r\n\r\n" not in data and (chunk := conn.recv(65536)):
+        data += chunk
+    header, _, body = data.partition(b"\r\n\r\n")
+    sizes = [x for x in header.split(b"\r\n") if x.lower().startswith(b"content-length")]
+    while sizes and len(body) < int(sizes[0].split(b":")[1]) and (chunk := conn.recv(65536)):
+        body += chunk
+    return header + b"\r\n\r\n" + body
+
+
+def serve(handle: Callable[[socket.socket], None], context: ssl.SSLContext | None = None) -> socket.socket:
+    """A listener on 127.0.0.1 (TLS with `context`) whose connections `handle` serves, each in a thread (close it
+    to stop)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                conn = context.wrap_socket(conn, server_side=True) if context is not None else conn
+            except OSError:
+                conn.close()
+                continue
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener
 
 
 def early_lines(stderr: str) -> list[str]:
@@ -202,8 +242,7 @@ OPENAI_SSE = (
 
 @pytest.fixture
 def gzip_server() -> Iterator[tuple[str, list[bytes]]]:
-    """An HTTP server that answers every request with the same gzip-encoded, sized SSE body."""
-    listener = socket.create_server(("127.0.0.1", 0))
+    """An HTTP server that answers every request with the same gzip-encoded, sized SSE body; the heads it got."""
     seen: list[bytes] = []
     zipped = gzip.compress(OPENAI_SSE)
     head = (
@@ -211,27 +250,12 @@ def gzip_server() -> Iterator[tuple[str, list[bytes]]]:
         f"Content-Length: {len(zipped)}\r\n\r\n"
     ).encode()
 
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    data += conn.recv(65536)
-                header, _, body = data.partition(b"\r\n\r\n")
-                length = next(
-                    int(x.split(b":")[1]) for x in header.split(b"\r\n") if x.lower().startswith(b"content-length")
-                )
-                while len(body) < length:
-                    body += conn.recv(65536)
-                seen.append(header)
-                conn.sendall(head + zipped)
+    def answer(conn: socket.socket) -> None:
+        with conn:
+            seen.append(read_request(conn).partition(b"\r\n\r\n")[0])
+            conn.sendall(head + zipped)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    listener = serve(answer)
     yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", seen
     listener.close()
 
@@ -240,15 +264,7 @@ def test_a_gzip_encoded_sized_answer_is_read_as_httpx_reads_it(
     gzip_server: tuple[str, list[bytes]], tmp_path: Path
 ) -> None:
     url, seen = gzip_server
-    proc = subprocess.run(
-        [sys.executable, "-m", "react_agent_mini", "hello"],
-        env=env_for(None, None, OPENAI_API_KEY="k", OPENAI_BASE_URL=url, TRACE="1"),
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run("hello", cwd=tmp_path, OPENAI_API_KEY="k", OPENAI_BASE_URL=url)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Zipped answer."
     assert "[trace] early.taken" in proc.stderr
@@ -283,27 +299,6 @@ def certificate(tmp_path: Path) -> tuple[Path, ssl.SSLContext]:
     return cert, context
 
 
-def _tls_server(context: ssl.SSLContext, handle: Callable[[ssl.SSLSocket], None]) -> socket.socket:
-    """A TLS listener on 127.0.0.1 whose connections `handle` serves, each in a thread (close it to stop)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                secure = context.wrap_socket(raw, server_side=True)
-            except OSError:
-                raw.close()
-                continue
-            threading.Thread(target=handle, args=(secure,), daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return listener
-
-
 @pytest.fixture
 def tls_front(
     fake_llm: FakeLLMServer, certificate: tuple[Path, ssl.SSLContext]
@@ -324,42 +319,27 @@ def tls_front(
                 with contextlib.suppress(OSError):
                     end.shutdown(socket.SHUT_RDWR)
 
-    def forward(secure: ssl.SSLSocket) -> None:
-        head = b""
-        while b"\r\n\r\n" not in head and (data := secure.recv(65536)):
-            head += data
-        if head.startswith(b"POST /v0/"):  # moved: the same path under /v1, on this server
-            redirected.append(head.split(b"\r\n", 1)[0])
-            header, _, body = head.partition(b"\r\n\r\n")
-            sizes = [x for x in header.split(b"\r\n") if x.lower().startswith(b"content-length")]
-            while len(body) < int(sizes[0].split(b":")[1]) and (data := secure.recv(65536)):
-                body += data  # read whole: closing with unread bytes would reset the answer
+    def forward(secure: socket.socket) -> None:
+        request = read_request(secure)
+        if request.startswith(b"POST /v0/"):  # moved: the same path under /v1, on this server
+            redirected.append(request.split(b"\r\n", 1)[0])
             moved = "Location: /v1/chat/completions\r\nContent-Length: 0\r\nConnection: close"
             secure.sendall(f"HTTP/1.1 307 Temporary Redirect\r\n{moved}\r\n\r\n".encode())
             secure.close()
             return
         plain = socket.create_connection(backend)
-        plain.sendall(head)
+        plain.sendall(request)
         threading.Thread(target=pump, args=(plain, secure), daemon=True).start()
         pump(secure, plain)
 
     redirected: list[bytes] = []
-    listener = _tls_server(context, forward)
+    listener = serve(forward, context)
     yield f"https://localhost:{listener.getsockname()[1]}", cert, redirected
     listener.close()
 
 
 def _https_run(task: str, base_url: str, ca_file: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "react_agent_mini", task],
-        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=base_url, SSL_CERT_FILE=str(ca_file))
-        | {"TRACE": "1"},
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run(task, cwd=cwd, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=base_url, SSL_CERT_FILE=str(ca_file))
 
 
 def test_over_tls_the_early_request_is_verified_as_httpx_verifies_and_the_next_call_uses_httpx(
@@ -380,15 +360,14 @@ def test_a_server_whose_certificate_is_not_trusted_gets_nothing_early(
     tls_front: tuple[str, Path, list[bytes]], fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     url, _, _ = tls_front
-    proc = subprocess.run(
-        [sys.executable, "-m", "react_agent_mini", "hello"],
-        env=env_for(None, None, OPENAI_API_KEY="test-key", OPENAI_BASE_URL=f"{url}/v1", RAM_MAX_RETRIES="0")
-        | {"TRACE": "1", "SSL_CERT_FILE": "", "SSL_CERT_DIR": ""},
+    proc = run(
+        "hello",
         cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        OPENAI_API_KEY="test-key",
+        OPENAI_BASE_URL=f"{url}/v1",
+        RAM_MAX_RETRIES="0",
+        SSL_CERT_FILE="",  # the system's CAs only
+        SSL_CERT_DIR="",
     )
     assert proc.returncode == 1
     assert "CERTIFICATE_VERIFY_FAILED" in proc.stderr or "certificate" in proc.stderr.lower(), proc.stderr
@@ -408,3 +387,41 @@ def test_a_redirect_answering_the_early_request_is_followed_as_httpx_follows_it(
     # the early request and httpx's own were both redirected; httpx followed, and the model answered once
     assert redirected == [b"POST /v0/chat/completions HTTP/1.1"] * 2, proc.stderr
     assert len(fake_llm.requests) == 1
+
+
+def test_a_hostile_repository_s_links_and_imports_reach_nothing_outside_it_early(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    (tmp_path / "secret.txt").write_text("TOP SECRET\n")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "AGENTS.md").symlink_to(tmp_path / "secret.txt")  # a context file that is a link out of the repository
+    (repo / "CLAUDE.md").write_text("Be careful.\n@../secret.txt\n")  # an import out of it
+    fake_llm.enqueue(Reply(text="Careful."))
+    proc = run("hello", wire="openai", server=fake_llm, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "[trace] early.taken" in proc.stderr  # the early lane read the context files (as the session does)
+    sent = json.dumps(fake_llm.requests[0].body)
+    assert "Be careful." in sent and "TOP SECRET" not in sent
+
+
+@pytest.mark.parametrize("kind", ["link to nowhere", "broken"])
+def test_a_settings_file_that_is_a_dangling_link_or_broken_sends_nothing_early(
+    kind: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    if kind == "broken":
+        settings.write_text('{"permissions": {')  # the run fails closed: the model must hear nothing at all
+    else:
+        settings.symlink_to(tmp_path / "nowhere.json")
+    fake_llm.enqueue(Reply(text="Done."))
+    proc = run("hello", wire="openai", server=fake_llm, cwd=tmp_path)
+    assert "[trace] early.sent" not in proc.stderr
+    if kind == "broken":
+        assert proc.returncode == 2 and "settings.json" in proc.stderr
+        assert fake_llm.requests == []
+    else:  # a link to nothing is no settings file, but the lane leaves it to the session, whose request goes out
+        assert f"[trace] early.skipped reason={settings}_exists" in proc.stderr, proc.stderr
+        assert proc.returncode == 0 and proc.stdout.strip() == "Done."
+        assert len(fake_llm.requests) == 1

@@ -15,8 +15,8 @@ from .fakes.fake_llm import FakeLLMServer, Reply
 from .test_cli import env_for
 
 
-def imported(*args: str, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
-    """The modules `python -X importtime -m react_agent_mini ARGS` imported, in order."""
+def importtime_stderr(*args: str, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    """The stderr lines of `python -X importtime -m react_agent_mini ARGS`, which must exit 0."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "react_agent_mini", *args],
         env=env or env_for(None, None),
@@ -27,7 +27,17 @@ def imported(*args: str, cwd: Path, env: dict[str, str] | None = None) -> list[s
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    return proc.stderr.splitlines()
+
+
+def module_names(lines: list[str]) -> list[str]:
+    """The modules the `import time:` lines among `lines` name, in order."""
+    return [line.rsplit("|", 1)[-1].strip() for line in lines if line.startswith("import time:")]
+
+
+def imported(*args: str, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+    """The modules `python -X importtime -m react_agent_mini ARGS` imported, in order."""
+    return module_names(importtime_stderr(*args, cwd=cwd, env=env))
 
 
 def test_version_is_answered_before_argparse_typing_asyncio_or_the_http_client(tmp_path: Path) -> None:
@@ -125,20 +135,9 @@ def test_the_first_request_is_on_the_wire_before_the_event_loop_the_http_client_
     wire: str, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     fake_llm.enqueue(Reply(text="Hello."))
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "react_agent_mini", "hello"],
-        env=env_for(wire, fake_llm, TRACE="1"),
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = proc.stderr.splitlines()
+    lines = importtime_stderr("hello", cwd=tmp_path, env=env_for(wire, fake_llm, TRACE="1"))
     sent = next(i for i, line in enumerate(lines) if line.startswith("[trace] early.sent"))  # the same stream, in order
-    before = {line.rsplit("|", 1)[-1].strip() for line in lines[:sent] if line.startswith("import time:")}
-    after = {line.rsplit("|", 1)[-1].strip() for line in lines[sent:] if line.startswith("import time:")}
+    before, after = set(module_names(lines[:sent])), set(module_names(lines[sent:]))
     assert "react_agent_mini.early.lane" in before and "httpx" in after  # the check sees both sides
     assert before & BEFORE_THE_FIRST_REQUEST_NEVER == set()
     assert len(fake_llm.requests) == 1

@@ -4,28 +4,17 @@ the check can tell). Imports are read from `python -X importtime`, in a real sub
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from ..fakes.fake_llm import FakeLLMServer, Reply, ToolCall
 from ..test_cli import env_for
+from ..test_start_up_cost import importtime_stderr, module_names
 
 OURS = ("react_agent_mini.usage", "react_agent_mini.view")
 
 
 def imported(*args: str, env: dict[str, str], cwd: Path) -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "react_agent_mini", *args],
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    return set(module_names(importtime_stderr(*args, cwd=cwd, env=env)))
 
 
 def ours(modules: set[str]) -> set[str]:

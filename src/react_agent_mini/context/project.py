@@ -75,18 +75,17 @@ class ProjectContext:
         self.truncated = truncated
         """True when the text was cut at the cap."""
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ProjectContext) and _fields(self) == _fields(other)
+    def _key(self) -> tuple[object, ...]:
+        return (self.text, self.files, self.imports, self.warnings, self.root, self.truncated)
 
-    __hash__ = None  # type: ignore[assignment]
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectContext) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"ProjectContext({shown})"
-
-
-def _fields(context: ProjectContext) -> tuple[object, ...]:
-    return tuple(getattr(context, name) for name in ProjectContext.__slots__)
+        return f"ProjectContext(files={self.files!r}, root={self.root!r}, truncated={self.truncated!r})"
 
 
 def find_repo_root(start: Path, *, max_levels: int | None = None) -> Path | None:

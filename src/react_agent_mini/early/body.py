@@ -10,8 +10,6 @@ from .schemas import prebuilt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from ..provider_env import Endpoint
 
 
@@ -19,27 +17,13 @@ def first_request(wire: str, endpoint: Endpoint, system: str, task: str) -> tupl
     """URL, the provider's headers and the body of the first request for `task` (`wire`: openai or anthropic)."""
     tools = prebuilt()
     base = endpoint.base_url.rstrip("/")
-    body: dict[str, Any]
     if wire == "anthropic":
-        text = {"type": "text", "text": task, "cache_control": layout.EPHEMERAL}
-        body = {
-            "model": endpoint.model,
-            "max_tokens": layout.DEFAULT_MAX_TOKENS,
-            "messages": [{"role": "user", "content": [text]}],
-            "stream": True,
-        }
-        if system:
-            body["system"] = layout.anthropic_system(system)
-        body["tools"] = layout.anthropic_tools(tools, cache=True)  # two breakpoints so far: the task's, the system's
+        text = {"type": "text", "text": task, "cache_control": layout.EPHEMERAL}  # the task's breakpoint
+        messages = [{"role": "user", "content": [text]}]
+        body = layout.anthropic_body(endpoint.model, None, messages, system, tools, breakpoints=1)
         url, headers = base + layout.ANTHROPIC_PATH, layout.anthropic_headers(endpoint.api_key, endpoint.auth_token)
     else:
         messages = [{"role": "system", "content": system}] if system else []
-        body = {
-            "model": endpoint.model,
-            "messages": [*messages, {"role": "user", "content": task}],
-            "stream": True,
-            "stream_options": {"include_usage": True},
-            "tools": layout.openai_tools(tools),
-        }
+        body = layout.openai_body(endpoint.model, [*messages, {"role": "user", "content": task}], tools, None)
         url, headers = base + layout.OPENAI_PATH, layout.openai_headers(endpoint.api_key, endpoint.auth_token)
     return url, headers, layout.body_bytes(body)

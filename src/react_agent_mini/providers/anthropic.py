@@ -44,11 +44,9 @@ from .errors import STREAM_STATUS, MalformedStream, ProviderError, StreamInterru
 from .http_provider import HttpProvider
 from .wire_layout import (
     ANTHROPIC_PATH,
-    DEFAULT_MAX_TOKENS,
     EPHEMERAL,
-    MAX_BREAKPOINTS,
+    anthropic_body,
     anthropic_headers,
-    anthropic_system,
     anthropic_tools,
 )
 
@@ -124,7 +122,6 @@ _converted_history: PrefixMemo[Message, dict[str, Any] | None] = PrefixMemo()
 
 
 to_anthropic_tools = anthropic_tools
-to_anthropic_system = anthropic_system
 
 
 # ---- the wire → our events ----
@@ -309,19 +306,8 @@ class AnthropicProvider(HttpProvider):
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
         messages, used = _wire_messages(request.messages, True, 2)
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
-            "messages": messages,
-            "stream": True,
-        }
-        if request.system:
-            body["system"] = to_anthropic_system(request.system)
-            used += 1
-        if request.tools:
-            # The system prompt's breakpoint caches the tools too (they come first): theirs is the one to spare.
-            body["tools"] = to_anthropic_tools(request.tools, cache=used < MAX_BREAKPOINTS)
-        return body
+        max_tokens = request.max_tokens or self.max_tokens
+        return anthropic_body(self.model, max_tokens, messages, request.system, request.tools, breakpoints=used)
 
     def headers(self) -> dict[str, str]:
         """Auth and version headers: the key as `x-api-key`, or a bearer token when one is set."""

@@ -28,7 +28,7 @@ from .openai_messages import ERROR_PREFIX, to_openai_messages, to_openai_tools
 from .openai_stream import OpenAIStreamAssembler
 from .openai_usage import parse_usage
 from .think_tags import opens_reasoning
-from .wire_layout import OPENAI_PATH, openai_headers
+from .wire_layout import OPENAI_PATH, openai_body, openai_headers
 
 
 class OpenAICompatProvider(HttpProvider):
@@ -49,20 +49,9 @@ class OpenAICompatProvider(HttpProvider):
 
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the request."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(
-                request.system, request.messages, self.dialect, images=supports_vision(self.model)
-            ),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.tools:
-            body["tools"] = to_openai_tools(request.tools)
-        max_tokens = request.max_tokens or self.max_tokens
-        if max_tokens:
-            body["max_tokens"] = max_tokens
-        return body
+        images = supports_vision(self.model)
+        messages = to_openai_messages(request.system, request.messages, self.dialect, images=images)
+        return openai_body(self.model, messages, request.tools, request.max_tokens or self.max_tokens)
 
     def headers(self) -> dict[str, str]:
         """The key as a bearer token."""

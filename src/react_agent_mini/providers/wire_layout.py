@@ -88,6 +88,48 @@ def anthropic_system(system: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": system, "cache_control": EPHEMERAL}] if system else []
 
 
+def openai_body(
+    model: str, messages: list[dict[str, Any]], tools: Sequence[Described], max_tokens: int | None
+) -> dict[str, Any]:
+    """A streamed Chat Completions request for `messages` (already in the server's dialect)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if tools:
+        body["tools"] = openai_tools(tools)
+    if max_tokens:
+        body["max_tokens"] = max_tokens
+    return body
+
+
+def anthropic_body(
+    model: str,
+    max_tokens: int | None,
+    messages: list[dict[str, Any]],
+    system: str,
+    tools: Sequence[Described],
+    *,
+    breakpoints: int,
+) -> dict[str, Any]:
+    """A streamed Messages request for `messages` (wire blocks, `breakpoints` of them marked for the cache)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": messages,
+        "stream": True,
+    }
+    if system:
+        body["system"] = anthropic_system(system)
+        breakpoints += 1
+    if tools:
+        # The system prompt's breakpoint caches the tools too (they come first): theirs is the one to spare.
+        body["tools"] = anthropic_tools(tools, cache=breakpoints < MAX_BREAKPOINTS)
+    return body
+
+
 def body_bytes(body: Mapping[str, Any]) -> bytes:
     """A JSON body as it goes on the wire (as httpx's `json=` encodes it: compact, UTF-8, no NaN)."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
