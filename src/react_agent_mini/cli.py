@@ -279,11 +279,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_turns < 1:
         parser.error("--max-turns must be at least 1")
     args.early_stdin = None
+    args.early_repl = None
     try:
         if args.input_format == "text" and (args.task or args.pipe or not _on_terminal()):
             from .early.lane import send_early
 
             send_early(parser, args)  # a headless task: its first request may go now (and stdin be read)
+        elif args.input_format == "text":
+            from .early.repl import start
+
+            args.early_repl = start(parser, args)  # the REPL: its prompt now, its first request at the first Enter
         return _run(args)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
@@ -292,6 +297,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout went away (e.g. `ram task | head`): nothing left to say; exit as a process killed by SIGPIPE would
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    finally:
+        if args.early_repl is not None:
+            args.early_repl.frame.restore()  # whatever happened, the shell gets its echo back
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -355,12 +363,20 @@ def _run(args: argparse.Namespace) -> int:
 
         from .ui import early
 
-        interactive = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-        frame = early.draw(f"{config.kind}:{config.model}", Path.cwd().resolve(), __version__, interactive=interactive)
+        started = args.early_repl  # the frame drawn, and maybe the first message typed (early/repl.py)
+        if started is not None:
+            frame = started.frame
+        else:
+            interactive = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+            model = f"{config.kind}:{config.model}"
+            frame = early.draw(model, Path.cwd().resolve(), __version__, interactive=interactive)
         try:
             from .ui.repl import run_repl
 
-            return run_repl(config, _session_options(args, resume, fields), early=frame)
+            options = _session_options(args, resume, fields)
+            if started is None:
+                return run_repl(config, options, early=frame)
+            return run_repl(config, options, early=frame, first_message=started.message, typeahead=started.keys)
         finally:
             frame.restore()  # whatever happened, the shell gets its echo back
     return _run_task(config, task, args, resume, fields)

@@ -119,10 +119,42 @@ def plan(
     task = "\n\n".join(part for part in (task, (stdin_text or "").strip()) if part)
     if not task:
         return "no task"
+    reason = task_reason(task)
+    if reason:
+        return reason
+    known = knowable(args, env)
+    return known if isinstance(known, str) else known.request(task)
+
+
+def task_reason(task: str) -> str:
+    """What in the task itself can change the first request ("" when nothing does)."""
     if task.startswith("/") or "@" in task:
         return "a command or an @mention"
     if any(suffix in task.lower() for suffix in IMAGE_SUFFIXES):
         return "the task may name an image"
+    return ""
+
+
+class Known:
+    """Everything of the first request but the task: the wire format, where it goes, the system prompt."""
+
+    __slots__ = ("endpoint", "system", "wire")
+
+    def __init__(self, wire: str, endpoint: Endpoint, system: str) -> None:
+        self.wire = wire
+        self.endpoint = endpoint
+        self.system = system
+
+    def request(self, task: str) -> tuple[str, dict[str, str], bytes]:
+        """URL, headers and body of the first request for `task`."""
+        from .body import first_request
+
+        return first_request(self.wire, self.endpoint, self.system, task)
+
+
+def knowable(args: argparse.Namespace, env: Mapping[str, str]) -> Known | str:
+    """The first request but its task, when nothing in the environment or the files around can change it; else
+    why (the flags are checked already)."""
     if set_variable := next((name for name in SETTING_VARIABLES if env.get(name)), None):
         return f"{set_variable} is set"
     found = _endpoint(args, env)
@@ -142,9 +174,7 @@ def plan(
     knowledge = Knowledge(cwd, env)
     if knowledge.skills:
         return "skills"
-    from .body import first_request
-
-    return first_request(wire, found, knowledge.system_prompt, task)
+    return Known(wire, found, knowledge.system_prompt)
 
 
 def _endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> Endpoint | str:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PROMPT = "> "
 PLACEHOLDER = "Type a task, or /help · Esc+Enter for a new line"
@@ -53,24 +56,29 @@ def banner_lines(model: str, cwd: Path, version: str) -> tuple[str, str]:
     return f"react-agent-mini {version} · {model} · {where}", HINT
 
 
-def draw(model: str, cwd: Path, version: str, *, interactive: bool) -> EarlyFrame:
-    """Print the banner; on a terminal (`interactive`), also quiet the keyboard and draw the idle prompt."""
+def draw(model: str, cwd: Path, version: str, *, interactive: bool, signals: bool = True) -> EarlyFrame:
+    """Print the banner; on a terminal (`interactive`), also quiet the keyboard and draw the idle prompt.
+    `signals=False`: Ctrl+C is a key too, not SIGINT (for `early/typed_line.py`, which reads the keys)."""
     first, second = banner_lines(model, cwd, version)
     tty = sys.stdout.isatty()
     if tty:
         first, second = f"\x1b[1m{first}\x1b[0m", f"\x1b[2m{second}\x1b[0m"
-    saved = _quiet_keyboard() if interactive and tty else None
-    idle = ""
-    if saved is not None:  # the cursor ends after "> ", on the placeholder, as prompt_toolkit will show it
-        idle = f"\x1b[1m{PROMPT}\x1b[0m\x1b[38;5;244m{PLACEHOLDER}\x1b[0m\r\x1b[{len(PROMPT)}C"
+    saved = _quiet_keyboard(signals) if interactive and tty else None
+    idle = idle_line() if saved is not None else ""
     _write(f"{first}\n{second}\n\n{idle}")
     return EarlyFrame(saved, saved is not None)
 
 
-def _quiet_keyboard() -> list[Any] | None:
+def idle_line() -> str:
+    """The empty prompt: `> ` and the placeholder, the cursor after `> ` (on the placeholder, as prompt_toolkit
+    will show it)."""
+    return f"\x1b[1m{PROMPT}\x1b[0m\x1b[38;5;244m{PLACEHOLDER}\x1b[0m\r\x1b[{len(PROMPT)}C"
+
+
+def _quiet_keyboard(signals: bool = True) -> list[Any] | None:
     """Echo, line buffering and CR→LF translation off, as prompt_toolkit's raw mode will have them (the kernel
-    translates a key when it arrives, not when it is read); Ctrl+C still interrupts. The previous settings, or
-    None if not a terminal."""
+    translates a key when it arrives, not when it is read); Ctrl+C still interrupts unless not `signals`. The
+    previous settings, or None if not a terminal."""
     try:
         import termios
 
@@ -78,7 +86,7 @@ def _quiet_keyboard() -> list[Any] | None:
         saved = termios.tcgetattr(fd)
         quiet: list[Any] = [list(item) if isinstance(item, list) else item for item in saved]
         quiet[0] = quiet[0] & ~termios.ICRNL  # keep Enter a CR, so Esc+Enter typed ahead stays a new line
-        quiet[3] = quiet[3] & ~(termios.ECHO | termios.ICANON)
+        quiet[3] = quiet[3] & ~(termios.ECHO | termios.ICANON | (0 if signals else termios.ISIG))
         quiet[6][termios.VMIN], quiet[6][termios.VTIME] = 1, 0
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
     except Exception:  # not a terminal after all, or no termios: the prompt simply comes with prompt_toolkit

@@ -45,6 +45,7 @@ class PromptInput:
         on_first_render: Callable[[], None],
         before_draw: Callable[[], None] = lambda: None,
         modes: ModeSwitch | None = None,
+        typeahead: bytes = b"",
     ) -> None:
         # prompt_toolkit is loaded here, after the first frame (early.py), and by this frame rather than by
         # prompt_keys's own imports: typed keys show ~4 ms sooner so (benchmarks/repl_startup.py).
@@ -58,6 +59,8 @@ class PromptInput:
         self._session: Any = message_session(complete, self._placeholder, modes.cycle if modes else lambda: None)
         self._session.app.after_render += self._rendered
         self._asker: Any = answer_session()
+        self._typeahead = typeahead
+        """Keys read before prompt_toolkit was up (`early/typed_line.py`), replayed at the first `read`."""
 
     def _placeholder(self) -> Any:
         # hidden in the last render of a prompt left with Ctrl+C or Ctrl+D, so it does not stay on screen
@@ -70,8 +73,36 @@ class PromptInput:
 
     async def read(self) -> str:
         self._before_draw()
+        if self._typeahead:  # replayed in this prompt only: no other (a permission question) can take them
+            self._replay_after_first_render(self._typeahead)
+            self._typeahead = b""
         text: str = await self._session.prompt_async(self._prompt_line, handle_sigint=False)
         return text
+
+    def remember(self, line: str) -> None:
+        self._session.history.append_string(line)
+
+    def _replay_after_first_render(self, typed: bytes) -> None:
+        """Feed `typed` to the prompt as keys once it is drawn: its first render starts loading the history (so
+        that Up finds it), and what is called soon after that runs after the load and before any key read from
+        the terminal (which were typed later)."""
+        from prompt_toolkit.input.vt100_parser import Vt100Parser
+
+        keys: list[Any] = []
+        parser = Vt100Parser(keys.append)
+        parser.feed(typed.decode("utf-8", errors="replace"))
+        parser.flush()
+        app = self._session.app
+
+        def feed() -> None:
+            app.key_processor.feed_multiple(keys)
+            app.key_processor.process_keys()
+
+        def rendered(_app: Any) -> None:
+            app.after_render -= rendered
+            asyncio.get_running_loop().call_soon(feed)
+
+        app.after_render += rendered
 
     def _prompt_line(self) -> list[tuple[str, str]]:
         label = self._modes.label() if self._modes is not None else ""
@@ -118,9 +149,9 @@ class PromptInput:
 class LineInput:
     """Plain line input (stdin not a terminal, or prompt_toolkit unavailable): `> ` then one line per Enter."""
 
-    def __init__(self, fd: int | None = None) -> None:
+    def __init__(self, fd: int | None = None, typeahead: bytes = b"") -> None:
         self.fd = sys.stdin.fileno() if fd is None else fd
-        self._buffer = b""
+        self._buffer = typeahead.replace(b"\r", b"\n")
         self._eof = False
         self._waiter: asyncio.Future[str] | None = None
 
@@ -170,6 +201,9 @@ class LineInput:
         self._buffer = rest
         return line.decode("utf-8", errors="replace").rstrip("\r")
 
+    def remember(self, line: str) -> None:
+        pass  # no history without a terminal
+
     def interrupt(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             write_raw("\n")
@@ -187,14 +221,16 @@ def make_input(
     on_first_render: Callable[[], None],
     before_draw: Callable[[], None] = lambda: None,
     modes: ModeSwitch | None = None,
+    typeahead: bytes = b"",
 ) -> Input:
     """prompt_toolkit when stdin and stdout are terminals and it starts; else plain lines. `before_draw` runs
-    before the first prompt is drawn (it clears the idle prompt `early.py` put up)."""
+    before the first prompt is drawn (it clears the idle prompt `early.py` put up); `typeahead`: keys read before
+    (`early/typed_line.py`), which the first prompt gets as typed."""
     if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM") != "dumb":
         try:
-            return PromptInput(complete, on_first_render, before_draw, modes)
+            return PromptInput(complete, on_first_render, before_draw, modes, typeahead)
         except Exception:  # no usable terminal after all: plain lines still work
             pass
     before_draw()
     on_first_render()
-    return LineInput()
+    return LineInput(typeahead=typeahead)

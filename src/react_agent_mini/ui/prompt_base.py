@@ -35,6 +35,11 @@ class Input(Protocol):
         default), else a line as `ask` reads it."""
         ...
 
+    def remember(self, line: str) -> None:
+        """Keep `line` in the prompt's history as if it had been typed there (the first message typed before the
+        prompt was up)."""
+        ...
+
     def interrupt(self) -> None:
         """Make a pending `read`/`ask` raise PromptInterrupted (a SIGINT arrived)."""
         ...

@@ -66,11 +66,23 @@ MOCK_PACE = 0.01
 class Repl:
     """One interactive session: its parts, and the loop that reads the prompt (a `slash.SlashHost`)."""
 
-    def __init__(self, config: ProviderConfig, options: SessionOptions, *, early: EarlyFrame | None = None) -> None:
+    def __init__(
+        self,
+        config: ProviderConfig,
+        options: SessionOptions,
+        *,
+        early: EarlyFrame | None = None,
+        first_message: str | None = None,
+        typeahead: bytes = b"",
+    ) -> None:
         self.config = config
         self.options = options
         self.early = early
         """The banner and idle prompt `ram` drew before this module was imported (see `early.py`)."""
+        self.first_message = first_message
+        """The first message, typed before this module was imported (`early/repl.py`); run before any prompt."""
+        self.typeahead = typeahead
+        """Keys typed before this module was imported, for the first prompt."""
         self.resume = options.resume
         self.cwd = options.cwd.resolve()
         self.host: SessionHost | None = None
@@ -100,7 +112,7 @@ class Repl:
             self._banner()
         else:
             self.terminal.saved = self.early.saved_tty
-        self.input = make_input(self._complete, self._start_build, self._hand_over, self.modes)
+        self.input = make_input(self._complete, self._start_build, self._hand_over, self.modes, self.typeahead)
         try:
             await self._settle_trust()
         finally:
@@ -258,7 +270,12 @@ class Repl:
                 return turns.exit_code
             idle = self._idle_timer()
             try:
-                line = await self.input.read()
+                first, self.first_message = self.first_message, None
+                if first is not None:  # typed before the prompt was up: it runs as if sent from it
+                    self.input.remember(first)
+                    line = first
+                else:
+                    line = await self.input.read()
             except PromptInterrupted:
                 if turns.exit_code is not None:
                     return turns.exit_code
@@ -368,9 +385,17 @@ class Repl:
         return self._early_commands
 
 
-def run_repl(config: ProviderConfig, options: SessionOptions, *, early: EarlyFrame | None = None) -> int:
-    """Run the REPL until the user leaves; the process exit code. `early`: the first frame `ram` already drew."""
-    repl = Repl(config, options, early=early)
+def run_repl(
+    config: ProviderConfig,
+    options: SessionOptions,
+    *,
+    early: EarlyFrame | None = None,
+    first_message: str | None = None,
+    typeahead: bytes = b"",
+) -> int:
+    """Run the REPL until the user leaves; the process exit code. `early`: the first frame `ram` already drew;
+    `first_message` and `typeahead`: what was typed in it (`early/repl.py`)."""
+    repl = Repl(config, options, early=early, first_message=first_message, typeahead=typeahead)
     try:
         with asyncio.Runner() as runner:
             return runner.run(repl.main())
