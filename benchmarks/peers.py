@@ -29,6 +29,8 @@ CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC. Codex: `codex exec --strict-config --s
 (`base_url` the fake, `wire_api = "responses"`, `env_key` a dummy key, no retries), `approval_policy = "never"`,
 `sandbox_mode = "workspace-write"` (its bundled bubblewrap), analytics and the update check off. ram: `ram -p
 --max-turns N` with the task on stdin, ALLOW_WRITE=1, OPENAI_BASE_URL (or ANTHROPIC_BASE_URL) to the fake.
+ram runs Bash in its OS sandbox (bubblewrap, workspace-write) by default, Claude Code without one: a third ram row,
+`ram (sandbox off)` (`--sandbox off`), runs Bash as Claude Code does.
 
 `--install` installs the peers with npm into a cache folder, `~/.cache/react-agent-mini/bench-peers/` (`--dir`;
 `$XDG_CACHE_HOME` moves it): the versions the team measured before (Claude Code 2.1.197, Codex 0.171.0;
@@ -502,7 +504,13 @@ def ram_version(src: Path | None, commit: str) -> str:
 
 
 def ram_program(
-    wire: str, server: PeerServer, home: Path, workspace: Path, src: Path | None = None, commit: str = ""
+    wire: str,
+    server: PeerServer,
+    home: Path,
+    workspace: Path,
+    src: Path | None = None,
+    commit: str = "",
+    sandbox: bool = True,
 ) -> Program:
     env = base_env(home)
     env["ALLOW_WRITE"] = "1"
@@ -514,14 +522,15 @@ def ram_program(
         env.update({"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": server.url})
     version = subprocess.run([*ram_command(), "--version"], capture_output=True, text=True, env=env).stdout.split()
     label = "ram" if wire == "openai" else "ram (Anthropic wire)"
+    flags = [] if sandbox else ["--sandbox", "off"]  # Bash as Claude Code runs it by default: no OS sandbox
     return Program(
-        key=f"ram-{wire}",
-        label=label,
+        key=f"ram-{wire}" if sandbox else "ram-nosandbox",
+        label=label if sandbox else "ram (sandbox off)",
         version=f"{version[-1] if version else '?'} {ram_version(src, commit)}",
         command=ram_command(),
         env=env,
         script=Script(plan_claude_style, "Read", workspace=workspace),
-        task_argv=lambda n: [*ram_command(), "-p", "--max-turns", str(n + 5)],
+        task_argv=lambda n: [*ram_command(), "-p", "--max-turns", str(n + 5), *flags],
         stdin=lambda n: TASK,
         workspace=workspace,
     )
@@ -829,7 +838,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--claude-version", default=MEASURED_CLAUDE, help=f"default {MEASURED_CLAUDE}; or latest")
     parser.add_argument("--codex-version", default=MEASURED_CODEX, help=f"default {MEASURED_CODEX}; or latest")
     parser.add_argument(
-        "--only", default="ram,ram-anthropic,claude,codex", help="programs (default ram,ram-anthropic,claude,codex)"
+        "--only",
+        default="ram,ram-anthropic,ram-nosandbox,claude,codex",
+        help="programs (default ram,ram-anthropic,ram-nosandbox,claude,codex)",
     )
     parser.add_argument(
         "--ram-commit",
@@ -870,7 +881,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         src, commit = extract_ram(args.ram_commit, scratch / "ram") if args.ram_commit else (None, "")
         with PeerServer(dispatch) as server:
-            for key in ("ram-openai", "ram-anthropic", "claude", "codex"):
+            for key in ("ram-openai", "ram-anthropic", "ram-nosandbox", "claude", "codex"):
                 short = "ram" if key == "ram-openai" else key
                 if short not in wanted:
                     continue
@@ -878,7 +889,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 home.mkdir()
                 workspace = Path(tempfile.mkdtemp(prefix=f"ws-{key}-")) / "project"
                 make_workspace(workspace)
-                if key.startswith("ram-"):
+                if key == "ram-nosandbox":
+                    programs.append(ram_program("openai", server, home, workspace, src, commit, sandbox=False))
+                elif key.startswith("ram-"):
                     programs.append(ram_program(key.removeprefix("ram-"), server, home, workspace, src, commit))
                 elif key in peers:
                     maker = claude_program if key == "claude" else codex_program
@@ -891,7 +904,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     order = [p.key for p in programs]
     labels = {p.key: p.label for p in programs}
-    versions = ", ".join(f"{p.label} {p.version}" for p in programs if p.key != "ram-anthropic")
+    versions = ", ".join(f"{p.label} {p.version}" for p in programs if p.key not in ("ram-anthropic", "ram-nosandbox"))
     print(f"peers: {versions}; python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
     print(
         f"{runs} measured runs per figure after 1 warm-up round, interleaved ({' '.join(labels[k] for k in order)} …); "
