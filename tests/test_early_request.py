@@ -150,6 +150,17 @@ def test_a_task_with_piped_input_and_json_output_goes_early_too(
     assert text == "review this\n\n+ a line"
 
 
+@pytest.mark.parametrize("flags", [("--sandbox", "off"), ("--permission-mode", "acceptEdits")])
+def test_flags_that_do_not_change_the_first_request_let_it_go_early(
+    flags: tuple[str, ...], fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply(text="Early."))
+    proc = run(*flags, "say hello", wire="openai", server=fake_llm, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Early."
+    assert [line.split()[1] for line in early_lines(proc.stderr)] == ["early.sent", "early.taken"], proc.stderr
+
+
 def _configure(kind: str, cwd: Path) -> None:
     if kind == "settings":
         (cwd / ".claude").mkdir()
@@ -170,6 +181,7 @@ CASES = {
     "skill": (("hello",), {}),
     "agent": (("hello",), {}),
     "flag": (("--append-system-prompt", "Be brief.", "hello"), {}),
+    "sandbox": (("--sandbox", "read-only", "hello"), {}),  # probed first: a sandbox that cannot run is an error
     "mention": (("explain @notes.txt",), {}),
     "image": (("what is in shot.png",), {}),
     "limit": (("hello",), {"RAM_MAX_OUTPUT_TOKENS": "100"}),

@@ -105,6 +105,9 @@ def unusual_flag(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
         if action.dest == "permission_mode":
             if args.permission_mode not in PLAIN_MODES:
                 return f"--permission-mode {args.permission_mode}"
+        elif action.dest == "sandbox":  # the request does not show the sandbox; any other mode is probed first
+            if args.sandbox not in (None, "off"):
+                return f"--sandbox {args.sandbox}"
         elif getattr(args, action.dest, action.default) != action.default:
             return f"the flag {action.option_strings[0] if action.option_strings else action.dest}"
     return ""
