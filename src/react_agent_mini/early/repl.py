@@ -125,7 +125,11 @@ def _read(wake: int) -> LineEcho:
     except OSError:
         columns = 80
     echo = LineEcho(lambda text: not task_reason(text) and not text.startswith("!"), columns)
-    return read_line(sys.stdin.fileno(), wake, echo, _write)
+    try:
+        read_line(sys.stdin.fileno(), wake, echo, _write)
+    except (OSError, ValueError):  # the terminal went away: what was read goes on, and the REPL will see that too
+        echo.done = True
+    return echo
 
 
 def _signals_on() -> None:
