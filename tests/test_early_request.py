@@ -150,7 +150,14 @@ def test_a_task_with_piped_input_and_json_output_goes_early_too(
     assert text == "review this\n\n+ a line"
 
 
-@pytest.mark.parametrize("flags", [("--sandbox", "off"), ("--permission-mode", "acceptEdits")])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--sandbox", "off"),
+        ("--permission-mode", "acceptEdits"),
+        ("--allowed-tools", "Bash(git:*),Read", "--disallowed-tools", "Bash(rm:*),WebFetch"),
+    ],
+)
 def test_flags_that_do_not_change_the_first_request_let_it_go_early(
     flags: tuple[str, ...], fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:

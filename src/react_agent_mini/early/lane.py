@@ -33,9 +33,12 @@ FREE_FLAGS = frozenset(
         "verbose",
         "max_budget_usd",
         "no_session_persistence",
+        "allowed_tools",
+        "disallowed_tools",
     }
 )
-"""Flags that do not change the first request (any other flag not at its default: nothing is sent early)."""
+"""Flags that do not change the first request (any other flag not at its default: nothing is sent early). Allow and
+deny rules decide calls, not what the model is offered; a rule that does not parse is a warning, not an error."""
 PLAIN_MODES = (None, "default", "acceptEdits", "bypassPermissions", "dontAsk")
 """Permission modes whose first request is the default one (plan mode tells the model more)."""
 SETTING_VARIABLES = (
