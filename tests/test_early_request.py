@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from react_agent_mini.early import adopt
+from react_agent_mini.early import adopt, lane
 from react_agent_mini.early.schemas import declared, prebuilt
 from react_agent_mini.early.wire import Sent
 from react_agent_mini.providers import first_call
@@ -171,7 +172,10 @@ def test_flags_that_do_not_change_the_first_request_let_it_go_early(
 def _configure(kind: str, cwd: Path) -> None:
     if kind == "settings":
         (cwd / ".claude").mkdir()
-        (cwd / ".claude" / "settings.json").write_text("{}")
+        (cwd / ".claude" / "settings.json").write_text('{"hooks": {"SessionStart": []}}')
+    elif kind == "settings-mode":
+        (cwd / ".claude").mkdir()
+        (cwd / ".claude" / "settings.json").write_text('{"permissions": {"allow": [], "defaultMode": "plan"}}')
     elif kind == "mcp":
         (cwd / ".mcp.json").write_text('{"mcpServers": {}}')
     elif kind == "skill":
@@ -184,6 +188,7 @@ def _configure(kind: str, cwd: Path) -> None:
 
 CASES = {
     "settings": (("hello",), {}),
+    "settings-mode": (("hello",), {}),
     "mcp": (("hello",), {}),
     "skill": (("hello",), {}),
     "agent": (("hello",), {}),
@@ -444,3 +449,67 @@ def test_a_settings_file_that_is_a_dangling_link_or_broken_sends_nothing_early(
         assert f"[trace] early.skipped reason={settings}_exists" in proc.stderr, proc.stderr
         assert proc.returncode == 0 and proc.stdout.strip() == "Done."
         assert len(fake_llm.requests) == 1
+
+
+SCHEMA = "https://json.schemastore.org/claude-code-settings.json"
+RULES = json.dumps({"$schema": SCHEMA, "permissions": {"allow": ["Bash(git:*)", "Read"], "deny": [], "ask": []}})
+
+
+@pytest.mark.parametrize("where", ["project", "local", "user"])
+def test_a_settings_file_of_allow_rules_only_lets_the_first_request_go_early(
+    where: str, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "config"
+    file = {
+        "project": tmp_path / ".claude" / "settings.json",
+        "local": tmp_path / ".claude" / "settings.local.json",
+        "user": config / "react-agent-mini" / "settings.json",
+    }[where]
+    file.parent.mkdir(parents=True)
+    file.write_text(RULES)
+    fake_llm.enqueue(Reply(text="Early with rules."))
+    proc = run("say hello", wire="openai", server=fake_llm, cwd=tmp_path, XDG_CONFIG_HOME=str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Early with rules."
+    assert [line.split()[1] for line in early_lines(proc.stderr)] == ["early.sent", "early.taken"], proc.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",
+        '{"permissions": {}}',
+        '{"permissions": {"allow": ["Read"], "deny": [], "ask": []}}',
+    ],
+)
+def test_allow_rules_only_settings_are_told_apart_from_anything_else(text: str, tmp_path: Path) -> None:
+    file = tmp_path / "settings.json"
+    file.write_text(text)
+    assert lane.allow_rules_only(file)
+    for other in (
+        '{"permissions": {"deny": ["Bash(rm:*)"]}}',  # deny and ask rules must be understood before any request
+        '{"permissions": {"allow": ["Read"], "ask": ["WebFetch"]}}',
+        '{"permissions": {"allow": "Read"}}',
+        '{"permissions": {"allow": [1]}}',
+        '{"permissions": {"additionalDirectories": ["/"]}}',
+        '{"env": {"HTTPS_PROXY": "http://127.0.0.1:9"}}',
+        '{"model": "other"}',
+        "[]",
+        "{",
+        "",
+    ):
+        file.write_text(other)
+        assert not lane.allow_rules_only(file), other
+    file.write_text('{"permissions": {"allow": ["' + "x" * lane.SETTINGS_LIMIT + '"]}}')
+    assert not lane.allow_rules_only(file)  # too big to read early
+
+
+def test_a_settings_file_that_is_a_link_a_fifo_or_a_folder_is_not_read_early(tmp_path: Path) -> None:
+    (tmp_path / "rules.json").write_text('{"permissions": {}}')
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "rules.json")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)  # opening it blocks a reader that waits for a writer: the lane must not
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    assert [lane.allow_rules_only(path) for path in (link, fifo, folder, tmp_path / "missing.json")] == [False] * 4

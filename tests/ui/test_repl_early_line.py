@@ -114,10 +114,24 @@ def test_ctrl_c_and_ctrl_d_typed_at_once_work_as_at_the_prompt(fake_llm: FakeLLM
     assert fake_llm.requests == []
 
 
-def test_with_something_configured_nothing_is_read_or_sent_early(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
-    (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}\n')
+@pytest.mark.parametrize(
+    ("name", "text", "asks"),
+    [
+        (".mcp.json", '{"mcpServers": {}}', False),
+        (".claude/settings.json", '{"permissions": {"allow": ["Read"]}}', True),  # the REPL asks about it first
+        (".claude/commands/review.md", "---\nallowed-tools: Bash(git:*)\n---\nReview.", True),  # and about this
+    ],
+)
+def test_with_something_configured_nothing_is_read_or_sent_early(
+    fake_llm: FakeLLMServer, tmp_path: Path, name: str, text: str, asks: bool
+) -> None:
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(text + "\n")
     fake_llm.enqueue(Reply(text="Hi."))
     with early_term(fake_llm, tmp_path) as term:
+        if asks:
+            term.expect("Trust this folder?")
+            term.send("n")
         term.expect(PLACEHOLDER)
         term.send("hello\r")
         term.expect("Hi.")

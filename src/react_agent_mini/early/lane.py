@@ -63,6 +63,16 @@ PROJECT_FILES = (".claude/settings.json", ".claude/settings.local.json", ".agent
 """In the workspace: its settings and MCP servers."""
 AGENT_DIRS = (".agents/agents", ".claude/agents")
 """At every level from the workspace up to the repository root: agent definitions (they change the Agent tool)."""
+COMMAND_DIRS = (".agents/commands", ".claude/commands")
+"""At every level too: custom commands (`custom_commands.catalog.PROJECT_DIRS`). They do not change the request,
+but the REPL asks whether to trust a folder whose commands pre-approve tools, before its first turn."""
+SETTINGS_NAMES = ("settings.json", "settings.local.json")
+RULE_LISTS = frozenset({"allow", "deny", "ask"})
+"""A settings file with nothing but allow rules under `permissions` (Claude Code's "don't ask again" writes them)
+decides calls, not the first request. Deny and ask rules must be understood before the model hears anything (one
+that is not stops the run), and their grammar is not light: a file with any is left to the session."""
+SETTINGS_LIMIT = 1 << 18
+"""Bytes of a settings file the lane reads at most (a bigger one: nothing is sent early)."""
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 """A task naming an image file attaches it (`mentions.py`)."""
 WIRES = {
@@ -158,9 +168,10 @@ class Known:
         return first_request(self.wire, self.endpoint, self.system, task)
 
 
-def knowable(args: argparse.Namespace, env: Mapping[str, str]) -> Known | str:
+def knowable(args: argparse.Namespace, env: Mapping[str, str], repl: bool = False) -> Known | str:
     """The first request but its task, when nothing in the environment or the files around can change it; else
-    why (the flags are checked already)."""
+    why (the flags are checked already). `repl`: nor will the REPL ask about the folder's own configuration
+    before its first turn (the project's settings files and custom commands)."""
     if set_variable := next((name for name in SETTING_VARIABLES if env.get(name)), None):
         return f"{set_variable} is set"
     found = _endpoint(args, env)
@@ -172,7 +183,7 @@ def knowable(args: argparse.Namespace, env: Mapping[str, str]) -> Known | str:
     from pathlib import Path
 
     cwd = Path.cwd().resolve()
-    configured = _configuration(cwd, env)
+    configured = _configuration(cwd, env, repl)
     if configured:
         return f"{configured} exists"
     from ..context.knowledge import Knowledge
@@ -199,8 +210,9 @@ def _wire(kind: str) -> str | None:
     return WIRES.get(spec.provider_class) if spec is not None else None
 
 
-def _configuration(cwd: Path, env: Mapping[str, str]) -> Path | None:
-    """The first file or folder found that configures something the first request would show."""
+def _configuration(cwd: Path, env: Mapping[str, str], repl: bool) -> Path | None:
+    """The first file or folder found that configures something the first request would show (a settings file of
+    allow rules only does not, except a project's for the REPL, and neither do custom commands, but for the REPL)."""
     from pathlib import Path
 
     from ..context import user_config_dir
@@ -210,9 +222,48 @@ def _configuration(cwd: Path, env: Mapping[str, str]) -> Path | None:
     candidates = [directory / name for directory in user_dirs for name in USER_FILES]
     candidates += [cwd / name for name in PROJECT_FILES]
     levels, _, _ = search_levels(cwd)
-    candidates += [level / name for level in levels for name in AGENT_DIRS]
+    candidates += [level / name for level in levels for name in (*AGENT_DIRS, *(COMMAND_DIRS if repl else ()))]
     candidates.append(Path.home() / ".netrc")
-    return next((path for path in candidates if os.path.lexists(path)), None)
+    project = {cwd / name for name in PROJECT_FILES}
+    for path in candidates:
+        if not os.path.lexists(path):
+            continue
+        if path.name in SETTINGS_NAMES and not (repl and path in project) and allow_rules_only(path):
+            continue
+        return path
+    return None
+
+
+def allow_rules_only(path: Path) -> bool:
+    """Is `path` a regular file (not a link, a FIFO or a device) of JSON whose only settings are allow rules
+    (`{"permissions": {"allow": [...]}}`, `$schema` beside it, empty deny and ask lists)? Anything else, or
+    unreadable: no."""
+    import json
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SETTINGS_LIMIT:
+            return False
+        data = json.loads(os.read(fd, SETTINGS_LIMIT + 1))
+    except (OSError, ValueError):
+        return False
+    finally:
+        os.close(fd)
+    if not isinstance(data, dict) or not set(data) <= {"$schema", "permissions"}:
+        return False
+    rules = data.get("permissions", {})
+    return (
+        isinstance(rules, dict)
+        and set(rules) <= RULE_LISTS
+        and all(isinstance(items, list) and all(isinstance(item, str) for item in items) for items in rules.values())
+        and not rules.get("deny")
+        and not rules.get("ask")
+    )
 
 
 def _read_stdin(args: argparse.Namespace) -> str | None:

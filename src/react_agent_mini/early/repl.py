@@ -68,7 +68,7 @@ def start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EarlyRep
         if flag:
             first_call.skipped = flag
             return None
-        known = knowable(args, os.environ)
+        known = knowable(args, os.environ, repl=True)
     except Exception as exc:  # never a reason for the REPL to fail: it starts as without this module
         first_call.skipped = f"{type(exc).__name__}: {exc}"
         return None
