@@ -373,10 +373,9 @@ def _run(args: argparse.Namespace) -> int:
         try:
             from .ui.repl import run_repl
 
+            message, keys = (None, b"") if started is None else (started.message, started.keys)
             options = _session_options(args, resume, fields)
-            if started is None:
-                return run_repl(config, options, early=frame)
-            return run_repl(config, options, early=frame, first_message=started.message, typeahead=started.keys)
+            return run_repl(config, options, early=frame, first_message=message, typeahead=keys)
         finally:
             frame.restore()  # whatever happened, the shell gets its echo back
     return _run_task(config, task, args, resume, fields)

@@ -31,6 +31,13 @@ def last_user_text(server: FakeLLMServer, index: int = -1) -> str:
     return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 
+def leave(term: Term) -> None:
+    """At the next prompt, Ctrl+D: the REPL exits 0."""
+    term.prompt()
+    term.send("\x04")
+    assert term.wait() == 0
+
+
 def early_term(server: FakeLLMServer, cwd: Path, wire: str = "openai", **env: str) -> Term:
     return Term(env=env_for(wire, server, TRACE="1", **env), cwd=cwd)
 
@@ -52,9 +59,7 @@ def test_the_first_message_goes_before_the_repl_has_loaded(fake_llm: FakeLLMServ
         term.expect("hello there")
         term.send("\r")
         term.expect("Again.")
-        term.prompt()
-        term.send("\x04")
-        assert term.wait() == 0
+        leave(term)
     assert [last_user_text(fake_llm, i) for i in range(len(fake_llm.requests))] == ["hello there", "hello there"]
 
 
@@ -70,9 +75,7 @@ def test_a_line_the_repl_loads_in_the_middle_of_is_finished_in_prompt_toolkit(
         term.settle(0.5)
         term.send("lo\r")
         term.expect("Done.")
-        term.prompt()
-        term.send("\x04")
-        assert term.wait() == 0
+        leave(term)
         assert "early.sent" not in term.text
     assert [last_user_text(fake_llm, i) for i in range(len(fake_llm.requests))] == ["hello"]
 
@@ -85,9 +88,7 @@ def test_keys_the_early_reader_does_not_handle_reach_prompt_toolkit_as_typed(
         term.expect(PLACEHOLDER)
         term.send("/status\r")  # a command is the REPL's, typed at once or not
         term.expect("model        openai:deepseek-chat")
-        term.prompt()
-        term.send("\x04")
-        assert term.wait() == 0
+        leave(term)
     with early_term(fake_llm, tmp_path) as term:
         term.expect(PLACEHOLDER)
         term.send("one\x1b\rtwo\r")  # Esc Enter: a new line, prompt_toolkit's key
@@ -135,9 +136,7 @@ def test_with_something_configured_nothing_is_read_or_sent_early(
         term.expect(PLACEHOLDER)
         term.send("hello\r")
         term.expect("Hi.")
-        term.prompt()
-        term.send("\x04")
-        assert term.wait() == 0
+        leave(term)
         assert "early.sent" not in term.text
     assert last_user_text(fake_llm) == "hello"
 

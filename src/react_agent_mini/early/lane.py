@@ -91,16 +91,24 @@ def send_early(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             return
         args.early_stdin = _read_stdin(args)
         planned = plan(args, os.environ, args.early_stdin)
-        if isinstance(planned, str):
-            first_call.skipped = planned
-            return
-        from .wire import send
-
-        url, headers, body = planned
-        sent = send(url, headers, body)
     except Exception as exc:  # never a reason for the run to fail: the session's own request goes out
         first_call.skipped = f"{type(exc).__name__}: {exc}"
         return
+    put_on_wire(planned)
+
+
+def put_on_wire(planned: tuple[str, dict[str, str], bytes] | str) -> None:
+    """Send the planned request (URL, headers, body) and leave it for the session's first call; or, when it is
+    not sent (`planned` already says why, or sending fails), leave why in `first_call.skipped`. Never raises."""
+    if isinstance(planned, str):
+        first_call.skipped = planned
+        return
+    from .wire import send
+
+    try:
+        sent = send(*planned)
+    except Exception as exc:  # the session's own request goes out instead
+        sent = f"{type(exc).__name__}: {exc}"
     if isinstance(sent, str):
         first_call.skipped = sent
         return

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from ..providers import first_call
-from .lane import knowable, task_reason, unusual_flag
+from .lane import knowable, put_on_wire, task_reason, unusual_flag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from .lane import Known
     from .typed_line import LineEcho
 
-PLAIN_MODES = (None, "default")
-"""Permission modes whose prompt is the plain `> ` the early frame draws (the others show a label before it)."""
+PROMPT_MODES = (None, "default")
+"""Permission modes whose prompt is the plain `> ` the early frame draws (the others show a label before it; the
+first request is the same in more: `lane.PLAIN_MODES`)."""
 WARM = (
     "react_agent_mini.claude_flags",
     "react_agent_mini.config",
@@ -61,7 +62,7 @@ def start(parser: argparse.ArgumentParser, args: argparse.Namespace) -> EarlyRep
     if not sys.stdout.isatty() or os.environ.get("TERM") == "dumb":
         return None
     try:
-        if args.permission_mode not in PLAIN_MODES:
+        if args.permission_mode not in PROMPT_MODES:
             first_call.skipped = f"--permission-mode {args.permission_mode}"
             return None
         flag = unusual_flag(parser, args)
@@ -145,18 +146,11 @@ def _signals_on() -> None:
 
 
 def _send(known: Known, message: str) -> None:
-    from ..trace import trace
-    from .wire import send
-
     try:
-        sent = send(*known.request(message))
+        planned: tuple[str, dict[str, str], bytes] | str = known.request(message)
     except Exception as exc:  # the session's own request goes out instead
-        sent = f"{type(exc).__name__}: {exc}"
-    if isinstance(sent, str):
-        first_call.skipped = sent
-        return
-    first_call.pending = sent
-    trace("early.sent", bytes=len(sent.body))
+        planned = f"{type(exc).__name__}: {exc}"
+    put_on_wire(planned)
 
 
 def _warm(wake: int) -> None:
