@@ -260,6 +260,7 @@ class SessionHost:
         cancelled = False
         if self._started:
             cancelled = await _to_the_end(self._end(self.end_reason))
+        self._close_sandbox()
         for step in (built.mcp.aclose, built.provider.aclose):
             cancelled = await _to_the_end(step()) or cancelled
         try:
@@ -271,6 +272,15 @@ class SessionHost:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def _close_sandbox(self) -> None:
+        """Bash's resident sandbox takes no more commands (a host in a long-lived process, `ram batch`'s workers,
+        must not keep one per session)."""
+        from .tools.builtin.bash import BashTool
+
+        bash = self.tool("Bash")
+        if isinstance(bash, BashTool) and bash.sandbox is not None:
+            bash.sandbox.close()
 
     # ---- turns ----
 

@@ -175,6 +175,12 @@ class ContainerRuntime(Runtime):
         """Bind-mounted at the same path: the cwd file the command writes inside is read outside."""
         return self.temp
 
+    async def start_resident(
+        self, start: Path, env: Mapping[str, str], out_w: int, err_w: int, script: Callable[[str], str], cwd_file: Path
+    ) -> None:
+        """Never: each command is a `podman exec` (the container is what stays)."""
+        return None
+
     def launch(
         self, start: Path, env: Mapping[str, str], out_w: int, err_w: int, script: Callable[[str], str], cwd_file: Path
     ) -> Launch:
@@ -193,11 +199,11 @@ class ContainerRuntime(Runtime):
             os.close(launch.stderr)
 
     def finished(self, launch: Launch, output: str, failed: bool, silent: bool) -> list[str]:
-        try:
-            said = launch.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
-            launch.stderr_path.unlink()
-        except OSError:
-            said = ""
+        said = ""
+        if launch.stderr_path is not None:
+            with contextlib.suppress(OSError):
+                said = launch.stderr_path.read_text(encoding="utf-8", errors="replace").strip()
+                launch.stderr_path.unlink()
         return [f"Container: {said.splitlines()[-1]}"] if said else []
 
     def describe(self) -> str:

@@ -131,7 +131,11 @@ def command_args(binary: str, args_fd: int, program: Sequence[str]) -> list[str]
 def args_file(args: Sequence[str]) -> int:
     """A file descriptor holding `args` NUL-separated, positioned at the start (for `--args`); the caller closes
     it once bwrap has started."""
-    data = b"".join(os.fsencode(arg) + b"\0" for arg in args)
+    return data_file(b"".join(os.fsencode(arg) + b"\0" for arg in args))
+
+
+def data_file(data: bytes) -> int:
+    """A file descriptor holding `data`, positioned at the start (a memfd where the kernel has them)."""
     fd = os.memfd_create("ram-bwrap-args") if hasattr(os, "memfd_create") else _unlinked_temp()
     try:
         view = memoryview(data)

@@ -108,6 +108,11 @@ class Sandbox:
             return None, unavailable_message(self.config, self._problem or "")
         return None, ""
 
+    def close(self) -> None:
+        """The session is over: no more commands (`runtime.Runtime.close`)."""
+        if self._runtime is not None:
+            self._runtime.close()
+
     def confines_commands(self) -> bool:
         """True when commands really run in the sandbox, without network: then they cannot change anything
         outside the workspace (acceptEdits lets them run unasked)."""
@@ -139,26 +144,18 @@ def _with_read_only(rules: Callable[[], RuleSet], paths: Callable[[], Sequence[P
 def _guarding() -> Callable[[Owner, str, Sequence[Path]], Runtime]:
     """The runtime that also moves aside a `read_only` path a command created (made at the first command: the
     runtime module loads only then)."""
-    from .runtime import Launch, Runtime
+    from .runtime import Runtime
 
     class _Guarding(Runtime):
         def __init__(self, sandbox: Owner, binary: str, read_only: Sequence[Path]) -> None:
             super().__init__(sandbox, binary)
             self.read_only = tuple(read_only)
 
-        def launch(
-            self,
-            start: Path,
-            env: Mapping[str, str],
-            out_w: int,
-            err_w: int,
-            script: Callable[[str], str],
-            cwd_file: Path,
-        ) -> Launch:
-            launch = super().launch(start, env, out_w, err_w, script, cwd_file)
+        def guarded_missing(self, roots: list[Path]) -> list[Path]:
+            missing = super().guarded_missing(roots)
             if self.sandbox.config.mode != "workspace-write":
-                return launch
-            absent = [path for path in self.read_only if not os.path.lexists(path) and path not in launch.missing]
-            return launch._replace(missing=[*launch.missing, *absent]) if absent else launch
+                return missing
+            absent = [path for path in self.read_only if not os.path.lexists(path) and path not in missing]
+            return [*missing, *absent]
 
     return _Guarding

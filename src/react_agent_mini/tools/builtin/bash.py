@@ -27,7 +27,7 @@ import signal
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import msgspec
 
@@ -207,6 +207,7 @@ async def _run(
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     launch = None
+    proc: Running
     try:
         if jail is None:
             proc = await asyncio.create_subprocess_exec(
@@ -220,23 +221,26 @@ async def _run(
                 env=env,
                 start_new_session=True,  # its own process group: killpg reaches every descendant
             )
-        else:  # under bwrap, in bwrap's process group: the pipes reach bash as extra descriptors (`sandbox.runtime`)
-            launch = jail.launch(
-                start, env, out_w, err_w, lambda inside: command_script(args.command, Path(inside)), cwd_file
-            )
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *launch.argv,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=launch.stderr,
-                    pass_fds=launch.pass_fds,
-                    cwd=start,
-                    env=launch.env,
-                    start_new_session=True,
-                )
-            finally:
-                jail.started(launch)
+        else:
+            script = functools.partial(_script_at, args.command)
+            resident = await jail.start_resident(start, env, out_w, err_w, script, cwd_file)
+            if resident is not None:  # forked in the session's running sandbox, in a session of its own
+                launch, proc = resident
+            else:  # under a bwrap of its own, in its process group: the pipes reach bash as extra descriptors
+                launch = jail.launch(start, env, out_w, err_w, script, cwd_file)
+                try:
+                    proc = await asyncio.create_subprocess_exec(
+                        *launch.argv,
+                        stdin=asyncio.subprocess.DEVNULL,
+                        stdout=asyncio.subprocess.DEVNULL,
+                        stderr=launch.stderr,
+                        pass_fds=launch.pass_fds,
+                        cwd=start,
+                        env=launch.env,
+                        start_new_session=True,
+                    )
+                finally:
+                    jail.started(launch)
     except (OSError, ValueError) as exc:  # E2BIG for a huge command, a NUL byte, a missing bash...
         for fd in (out_r, err_r):
             os.close(fd)
@@ -258,6 +262,20 @@ async def _run(
     return output
 
 
+def _script_at(command: str, inside: str) -> str:
+    return command_script(command, Path(inside))
+
+
+class Running(Protocol):
+    """A started command as `_wait` sees it: an asyncio subprocess, or one in a resident sandbox."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def returncode(self) -> int | None: ...
+    async def wait(self) -> int: ...
+
+
 def _with_sandbox(output: ToolOutput, result: ShellResult, lines: list[str]) -> ToolOutput:
     """`output` with what the sandbox says about the run at its end."""
     if not lines:
@@ -269,7 +287,7 @@ def _with_sandbox(output: ToolOutput, result: ShellResult, lines: list[str]) -> 
 async def _wait(
     args: BashArgs,
     ctx: ToolContext,
-    proc: asyncio.subprocess.Process,
+    proc: Running,
     command: Command,
     out_r: int,
     err_r: int,
@@ -345,7 +363,7 @@ async def _pipes_closed(readers: list[_PipeReader], within: float) -> bool:
     return True
 
 
-async def _kill_group(proc: asyncio.subprocess.Process, readers: list[_PipeReader], found: list[Proc]) -> list[str]:
+async def _kill_group(proc: Running, readers: list[_PipeReader], found: list[Proc]) -> list[str]:
     """SIGTERM the whole group and the command's processes outside it (`found`: a new session, a daemon), give
     them a moment to clean up, then SIGKILL whatever is left. The names of those outside the group."""
     pgid = proc.pid
