@@ -78,6 +78,29 @@ async def test_commands_share_one_sandbox_and_a_background_job_is_seen_by_the_ne
                 os.kill(pid, 9)
 
 
+async def test_a_server_one_call_started_answers_the_next_calls_request_on_loopback(tmp_path: Path, mode: bool) -> None:
+    """No network, but one loopback for the session's commands: what `server &` then `curl localhost` needs."""
+    tool, ctx = sandboxed(tmp_path), ToolContext(cwd=tmp_path)
+    (tmp_path / "page.txt").write_text("served\n")
+    serve = f"{sys.executable} -m http.server 8123 --bind 127.0.0.1 >/dev/null 2>&1 &"
+    fetch = (
+        "import sys, time, urllib.request\n"
+        "for _ in range(int(sys.argv[1])):\n"
+        "    try: sys.exit(print(urllib.request.urlopen('http://127.0.0.1:8123/page.txt').read().decode(), end=''))\n"
+        "    except OSError: time.sleep(0.1)\n"
+        "print('unreachable')\n"
+    )
+    (tmp_path / "fetch.py").write_text(fetch)
+    try:
+        assert not (await run(tool, ctx, serve)).is_error
+        out = await run(tool, ctx, f"{sys.executable} fetch.py {300 if mode else 5}")  # 30 s to start, 0.5 s to fail
+        assert out.content == ("served" if mode else "unreachable"), out.content
+    finally:
+        for pid in pids_with("http.server 8123 --bind"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 9)
+
+
 async def test_output_exit_codes_cwd_and_environment_are_those_of_the_old_way(
     tmp_path: Path, mode: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

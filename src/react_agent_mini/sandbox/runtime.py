@@ -1,8 +1,10 @@
 """The sandbox at work: one session's private directories, and what starting one command under bwrap takes.
 
 Per session (made at the first command, removed when ram exits): a private temp dir (the commands' `/tmp`) and the
-empty stand-ins hidden paths are covered with. Per command: the Read deny rules are globbed afresh (`masks`), the
-mounts planned (`layout`), and bwrap started as `bwrap --args FD -- /bin/bash -c SCRIPT`:
+empty stand-ins hidden paths are covered with. Per command: the Read deny rules are globbed afresh (`masks`) and
+the mounts planned (`layout`); a foreground Bash command then runs in the resident sandbox of that plan
+(`start_resident`, see `resident`), and otherwise — a background command, or no resident to be had — under a bwrap
+of its own, started as `bwrap --args FD -- /bin/bash -c SCRIPT` (`launch`):
 
 - bwrap's own stdout is /dev/null and its stderr a file of ours, so what bwrap itself says (a mount it could not
   make) is told apart from the command's output and reported as the sandbox's;
@@ -13,7 +15,8 @@ mounts planned (`layout`), and bwrap started as `bwrap --args FD -- /bin/bash -c
   as without the sandbox (same `$0`, same error messages), and bwrap's own command line — which its init keeps for
   as long as a background job runs — holds only the launcher, never the command;
 - bwrap reports a command killed by signal N as exit code 128+N (as a shell does), so where the plain Bash tool
-  says `Killed by signal SIGKILL` a sandboxed one says `Exit code 137`;
+  says `Killed by signal SIGKILL` a command under a bwrap of its own says `Exit code 137` (one in a resident
+  sandbox, whose helper reports how it ended, reads as without the sandbox);
 - a guarded file (`.mcp.json`, a settings file) that did not exist before the command and does after it was
   created by it (or meanwhile by you): it is moved aside to `NAME.sandbox-blocked`, and the result says so. A
   background job could still create one after its command returned: that is not caught.
