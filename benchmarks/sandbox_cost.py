@@ -4,19 +4,23 @@ Each figure is the whole tool call as the model's call pays it (cwd file, pipes,
 result layout), timed over `--runs` calls after a warm-up, in a workspace with a `.git` directory:
 
 * plain: `/bin/bash -c` as without the sandbox;
-* sandboxed (workspace-write), no deny rules: bwrap's namespaces and mounts, the launcher bash;
+* sandboxed (workspace-write), no deny rules: forked in the session's resident sandbox (`sandbox/resident.py`);
+* the same with a bwrap per command (`RAM_SANDBOX_RESIDENT=0`, as before the resident): bwrap's namespaces and
+  mounts and the launcher bash every call;
 * the same with an anchored Read deny rule (`Read(./secrets/**)`: one directory looked at);
 * the same with a deny rule that matches at any depth (`Read(.env)`), in a workspace of 2,000 files in 200
   directories: the per-call walk over the workspace;
 * read-only mode, and workspace-write with the network allowed (no network namespace to make).
 
-The sandbox's first call also probes bwrap once per process (a bwrap start); that is timed apart. Figures only.
+The sandbox's first call also probes bwrap once per process (a bwrap start), and the resident's first call starts
+it (bwrap and the helper's Python): both are timed apart, beside `python -c pass`. Figures only.
 Run: `.venv/bin/python -m benchmarks.sandbox_cost [--runs N]` from the repo root.
 """
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from react_agent_mini.permissions.rules import RuleSet
-from react_agent_mini.sandbox import bwrap
+from react_agent_mini.sandbox import bwrap, runtime
 from react_agent_mini.sandbox.handle import Sandbox
 from react_agent_mini.sandbox.settings import SandboxConfig, SandboxMode
 from react_agent_mini.tools.base import ToolContext
@@ -82,9 +86,24 @@ async def main(argv: Sequence[str] | None = None) -> None:
         start = time.perf_counter()
         bwrap.probe(found.binary, False)
         print(f"bwrap: {found.binary}; probe (once per process): {(time.perf_counter() - start) * 1e3:.1f} ms\n")
+        floor = []
+        for _ in range(10):
+            began = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            floor.append(time.perf_counter() - began)
+        print(line("python -c pass", floor, width=36))
+        first = _sandboxed(small)
+        began = time.perf_counter()
+        await first.call(first.validate({"command": "true"}), ToolContext(cwd=small))
+        print(f"resident sandbox's first call (starts it): {(time.perf_counter() - began) * 1e3:.1f} ms\n")
+        runtime.RESIDENT = False
+        per_command = _sandboxed(small)
+        await per_command.call(per_command.validate({"command": "true"}), ToolContext(cwd=small))  # its runtime
+        runtime.RESIDENT = True
         cases: list[tuple[str, BashTool, Path]] = [
             ("plain bash", BashTool(), small),
             ("sandboxed, no deny rules", _sandboxed(small), small),
+            ("sandboxed, a bwrap per command", per_command, small),
             ("sandboxed, Read(./secrets/**)", _sandboxed(small, ["Read(./secrets/**)"]), small),
             ("sandboxed, Read(.env), 2k files", _sandboxed(big, ["Read(.env)"]), big),
             ("sandboxed read-only", _sandboxed(small, mode="read-only"), small),
