@@ -170,6 +170,21 @@ async def test_a_hidden_file_replaced_from_outside_stays_hidden(tmp_path: Path, 
     assert residents(tool)[-1] is not first and not first.serves(first.plan)
 
 
+async def test_a_command_running_when_its_resident_goes_stale_still_gets_its_result(tmp_path: Path) -> None:
+    secret = tmp_path / ".env"
+    secret.write_text("OLD=1\n")
+    tool, ctx = sandboxed(tmp_path, deny=("Read(.env)",)), ToolContext(cwd=tmp_path)
+    long = asyncio.ensure_future(run(tool, ctx, "sleep 1; echo slow; exit 4"))
+    await asyncio.sleep(0.3)
+    first = residents(tool)[-1]
+    (tmp_path / ".env.new").write_text("NEW=1\n")
+    os.replace(tmp_path / ".env.new", secret)
+    assert (await run(tool, ctx, "cat .env 2>&1 | grep -c NEW")).content.startswith("0")
+    assert residents(tool)[-1] is not first
+    assert await long == ToolOutput("slow\n\nExit code 4", is_error=True)  # reported by the stale helper
+    assert await asyncio.to_thread(wait_until, first.ended)  # let go once its command ended
+
+
 async def test_a_command_that_kills_the_helper_loses_only_its_own_exit_status(tmp_path: Path) -> None:
     tool, ctx = sandboxed(tmp_path), ToolContext(cwd=tmp_path)
     assert await run(tool, ctx, "echo one") == ToolOutput("one")

@@ -17,7 +17,8 @@ call's `curl`, and a command sees (as the same user) the processes earlier ones 
 change: a new plan (a deny rule added or removed, a file a rule covers appearing, a path changing where it points)
 starts a new resident, and the helper refuses to start anything once its mount table differs from the one it began
 with (the kernel detaches a mount in this namespace when its mount point is replaced from outside — an editor
-saving a hidden `.env` by renaming onto it): ram then starts a new one for that command.
+saving a hidden `.env` by renaming onto it): ram then starts a new one for that command, and lets the old one go
+once the commands it still runs have ended.
 
 Anything unexpected — bwrap or the helper failing to start, the helper gone, an event loop other than the one it
 was started on — and the command runs the old way, under a bwrap of its own (`Runtime.launch`), whose errors say
@@ -174,7 +175,7 @@ class Resident:
         request.job = job = Started(pid, request.ended)
         if request.ended.done():  # its end came in the same read as its start
             self._finish(rid)
-        elif not self.alive:  # the helper went between the two messages
+        elif self._control.fileno() < 0:  # the helper went between the two messages
             self._orphaned()
         return job
 
@@ -249,12 +250,15 @@ class Resident:
                     request.started.set_exception(Unavailable("the command's pid did not come through"))
         elif kind in (b"E", b"T"):
             if kind == b"T":
-                self.alive = False  # it starts nothing more
+                self.alive = False  # it starts nothing more: let it go once the commands it runs have ended
+                self._retired = True
             if not request.started.done():
                 self._requests.pop(rid, None)
                 request.started.set_exception(
                     OSError(text.decode(errors="replace")) if kind == b"E" else Unavailable("stale")
                 )
+            if self._retired and not self._requests:
+                self._shut()
         elif kind == b"X":
             if not request.ended.done():
                 request.ended.set_result(int(text or b"0"))

@@ -11,7 +11,7 @@ with SCM_CREDENTIALS (the kernel writes the sender's pid into them in ram's PID 
 process group by that number); or `E<id> <reason>` when it could not start; then `X<id> <code>` when it ended (the
 exit status, or minus the signal that killed it); `T<id>` when the sandbox's mounts are no longer the ones it
 started with (a mount point replaced or removed from outside: the kernel detaches the mount in this namespace), after
-which it starts nothing more.
+which it starts nothing more (and still reports the commands it runs).
 
 The helper cannot be traced or have its descriptors opened through /proc by the commands (PR_SET_DUMPABLE 0: they
 run as the same user without CAP_SYS_PTRACE), so a command cannot send ram messages of its own. It exits when ram
@@ -75,6 +75,7 @@ def main() -> None:
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     running: dict[int, bytes] = {}
+    stale = False
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
@@ -97,9 +98,10 @@ def main() -> None:
                     rid = message[1:]
                     if message[:1] != b"C" or len(fds) != 3:
                         continue
-                    if _mounts() != mounts:
+                    if stale or _mounts() != mounts:  # refused; the commands running are still reported
+                        stale = True
                         control.send(b"T" + rid)
-                        return
+                        continue
                     with os.fdopen(os.dup(fds[0]), "rb") as file:
                         request = file.read().split(b"\0")[:-1]
                     pid = _start(control, rid, request, fds[1], fds[2])
