@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 import uuid
 from pathlib import Path
 
@@ -31,6 +30,9 @@ from ..fakes.fake_llm import FakeLLMServer, Reply
 from ..processes import pids_with, wait_until
 from ..test_cli import assert_no_traceback, env_for, ram
 from ..tools.test_tool_defects import bash, tool_results
+
+PYTHON = resident.interpreter()
+"""A Python the sandbox shows (this test run's may be a virtualenv under /tmp, which the sandbox replaces)."""
 
 
 def sandboxed(ws: Path, deny: tuple[str, ...] = ()) -> BashTool:
@@ -82,7 +84,7 @@ async def test_a_server_one_call_started_answers_the_next_calls_request_on_loopb
     """No network, but one loopback for the session's commands: what `server &` then `curl localhost` needs."""
     tool, ctx = sandboxed(tmp_path), ToolContext(cwd=tmp_path)
     (tmp_path / "page.txt").write_text("served\n")
-    serve = f"{sys.executable} -m http.server 8123 --bind 127.0.0.1 >/dev/null 2>&1 &"
+    serve = f"{PYTHON} -m http.server 8123 --bind 127.0.0.1 >/dev/null 2>&1 &"
     fetch = (
         "import sys, time, urllib.request\n"
         "for _ in range(int(sys.argv[1])):\n"
@@ -93,7 +95,7 @@ async def test_a_server_one_call_started_answers_the_next_calls_request_on_loopb
     (tmp_path / "fetch.py").write_text(fetch)
     try:
         assert not (await run(tool, ctx, serve)).is_error
-        out = await run(tool, ctx, f"{sys.executable} fetch.py {300 if mode else 5}")  # 30 s to start, 0.5 s to fail
+        out = await run(tool, ctx, f"{PYTHON} fetch.py {300 if mode else 5}")  # 30 s to start, 0.5 s to fail
         assert out.content == ("served" if mode else "unreachable"), out.content
     finally:
         for pid in pids_with("http.server 8123 --bind"):
@@ -202,12 +204,12 @@ async def test_a_command_cannot_open_the_helpers_descriptors_or_trace_it(tmp_pat
     attach = "import ctypes, sys; c = ctypes.CDLL(None, use_errno=True); print(c.ptrace(16, int(sys.argv[1]), 0, 0))"
     helper = "$PPID"  # the command's bash was forked by the helper
     looks = f"ls -l /proc/{helper}/fd/0 2>&1; cat /proc/{helper}/environ 2>&1"
-    out = await run(tool, ctx, f"{looks}; {sys.executable} -c '{attach}' {helper}")
+    out = await run(tool, ctx, f"{looks}; {PYTHON} -c '{attach}' {helper}")
     lines = out.content.splitlines()
     assert "cannot read symbolic link '/proc/2/fd/0': Permission denied" in lines[0], out.content
     assert "cat: /proc/2/environ: Permission denied" in lines, out.content
     assert lines[-1] == "-1", out.content  # PTRACE_ATTACH refused
-    mine = await run(tool, ctx, f"readlink /proc/$$/fd/0; {sys.executable} -c 'import os; print(os.getpid())'")
+    mine = await run(tool, ctx, f"readlink /proc/$$/fd/0; {PYTHON} -c 'import os; print(os.getpid())'")
     assert mine.content.splitlines()[0] == "/dev/null"  # what the command may look at of its own
 
 
